@@ -1,0 +1,50 @@
+import Foundation
+import VaultCore
+
+/// What a storage backend keeps: opaque, already-sealed bytes. Like Vault's physical backend, a
+/// storage is only ever reached through ``EncryptedVault``, which encrypts above it; a storage
+/// never sees a key, a secret or an item name.
+public protocol SealedStorage: Sendable {
+    /// The vault header (key slots and format), or nil when the vault has not been initialised.
+    func readHeader() async throws -> [UInt8]?
+    /// Writes the header atomically. With `expected == nil` it creates one and throws
+    /// `.alreadyInitialized` if one exists; otherwise it replaces the header only if the stored one
+    /// still equals `expected` (compare-and-swap), so a concurrent change is never lost.
+    func writeHeader(_ header: [UInt8], expected: [UInt8]?) async throws
+    /// The record stored under `lookup`.
+    func record(for lookup: [UInt8]) async throws -> SealedRecord?
+    /// Inserts or replaces the record under `record.lookup`, durably, in one transaction. Replaced
+    /// ciphertext must not stay recoverable from the storage files.
+    func put(_ record: SealedRecord) async throws
+    /// Deletes the record under `lookup` and scrubs its ciphertext; returns whether one existed.
+    func delete(lookup: [UInt8]) async throws -> Bool
+    /// Every record without its sealed secret, for listing.
+    func listings() async throws -> [SealedRecord]
+    /// Deletes and scrubs every record whose clear expiry is at or before `date`; returns how many.
+    func deleteExpired(asOf date: Date) async throws -> Int
+}
+
+/// One item as a storage keeps it. Only `lookup`, `revision` and `expiresAt` are in clear, and none
+/// of them reveals a name: `lookup` is a keyed hash.
+public struct SealedRecord: Sendable, Equatable {
+    /// Keyed BLAKE2b of (service, account): finds the row without revealing the names.
+    public var lookup: [UInt8]
+    /// Incremented on every write of this row and bound into the record keys, so older
+    /// ciphertext of the row does not open.
+    public var revision: UInt64
+    /// Clear copy of the sealed expiry, so expired rows can be purged while locked. Checked
+    /// against the sealed copy on every read.
+    public var expiresAt: Date?
+    /// The sealed ``ItemMetadata`` (names, label, attributes, dates).
+    public var sealedMetadata: [UInt8]
+    /// The sealed secret; empty in ``SealedStorage/listings()``.
+    public var sealedSecret: [UInt8]
+
+    public init(lookup: [UInt8], revision: UInt64, expiresAt: Date?, sealedMetadata: [UInt8], sealedSecret: [UInt8]) {
+        self.lookup = lookup
+        self.revision = revision
+        self.expiresAt = expiresAt
+        self.sealedMetadata = sealedMetadata
+        self.sealedSecret = sealedSecret
+    }
+}

@@ -1,0 +1,240 @@
+import Foundation
+import GRDB
+import Vault
+import VaultCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The embedded default storage: one SQLite file holding the vault header and sealed records.
+///
+/// ```swift
+/// let storage = try SQLiteSealedStorage(path: "\(dataDir)/vault.db")
+/// ```
+///
+/// WAL journal with `synchronous=FULL` (a store is durable once acknowledged), `secure_delete=ON`
+/// (freed content is overwritten with zeros), and a TRUNCATE checkpoint after every delete or
+/// replacement, so no old ciphertext lingers in the database or its `-wal` file. The file is created
+/// with mode 0600; `quick_check` runs on every open.
+public final class SQLiteSealedStorage: SealedStorage {
+    private let queue: DatabaseQueue
+    /// The database file's path.
+    public let path: String
+
+    public init(path: String) throws {
+        self.path = path
+        try Self.createPrivately(path)
+        var config = Configuration()
+        config.busyMode = .timeout(5)
+        // WAL is set here rather than with `config.journalMode = .wal`: GRDB's WAL set-up lowers
+        // `synchronous` to NORMAL and writes a throw-away table on every open, which would make an
+        // acknowledged store non-durable and change the file on a read-only open.
+        config.prepareDatabase { db in
+            guard try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") == "wal" else {
+                throw VaultError.storageFailure("the vault database cannot use write-ahead logging; check that its directory is writable")
+            }
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            try db.execute(sql: "PRAGMA secure_delete = ON")
+        }
+        do {
+            queue = try DatabaseQueue(path: path, configuration: config)
+            try queue.inDatabase { db in
+                let problems = try String.fetchAll(db, sql: "PRAGMA quick_check")
+                guard problems == ["ok"] else {
+                    throw VaultError.storageFailure(
+                        "the vault database \(path) failed its integrity check (\(problems.prefix(3).joined(separator: "; "))); restore it from a backup")
+                }
+            }
+            try Self.migrator.migrate(queue)
+        } catch let error as VaultError {
+            throw error
+        } catch {
+            throw Self.storageError(error, doing: "open the vault database \(path)")
+        }
+    }
+
+    /// The durability and scrubbing settings in force on the live connection, for `status` and tests.
+    public func settings() async throws -> StorageSettings {
+        try await access("read the database settings") { db in
+            StorageSettings(
+                journalMode: try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "",
+                synchronous: try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1,
+                secureDelete: try Int.fetchOne(db, sql: "PRAGMA secure_delete") == 1)
+        }
+    }
+
+    /// Closes the database; later calls fail.
+    public func close() throws {
+        try queue.close()
+    }
+
+    /// Named, append-only schema migrations. Never edit one that has shipped; add another.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: header and sealed items") { db in
+            try db.execute(sql: """
+                CREATE TABLE vault_header (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    body BLOB NOT NULL
+                );
+                CREATE TABLE items (
+                    id INTEGER PRIMARY KEY,
+                    lookup BLOB NOT NULL UNIQUE,
+                    revision INTEGER NOT NULL,
+                    expires_at REAL,
+                    metadata BLOB NOT NULL,
+                    secret BLOB NOT NULL
+                );
+                CREATE INDEX items_by_expiry ON items(expires_at) WHERE expires_at IS NOT NULL;
+                """)
+        }
+        return migrator
+    }
+
+    // MARK: SealedStorage
+
+    public func readHeader() async throws -> [UInt8]? {
+        try await access("read the vault header") { db in
+            try Data.fetchOne(db, sql: "SELECT body FROM vault_header WHERE id = 1").map { Array($0) }
+        }
+    }
+
+    public func writeHeader(_ header: [UInt8], expected: [UInt8]?) async throws {
+        try await access("write the vault header") { db in
+            try db.inTransaction(.immediate) {
+                let current = try Data.fetchOne(db, sql: "SELECT body FROM vault_header WHERE id = 1").map { Array($0) }
+                if let expected {
+                    guard current == expected else {
+                        throw VaultError(.storageFailure, "the vault header changed while it was being updated; try again")
+                    }
+                } else if current != nil {
+                    throw VaultError(.alreadyInitialized, "a vault already exists in \(self.path)")
+                }
+                try db.execute(sql: "INSERT OR REPLACE INTO vault_header (id, body) VALUES (1, ?)", arguments: [Data(header)])
+                return .commit
+            }
+            if expected != nil { try self.scrubLog(db) }  // the old wrapped key must not linger in the WAL
+        }
+    }
+
+    public func record(for lookup: [UInt8]) async throws -> SealedRecord? {
+        try await access("read an item") { db in
+            try Row.fetchOne(db, sql: "SELECT lookup, revision, expires_at, metadata, secret FROM items WHERE lookup = ?",
+                             arguments: [Data(lookup)]).map { try Self.record(from: $0, withSecret: true) }
+        }
+    }
+
+    public func put(_ record: SealedRecord) async throws {
+        try await access("store an item") { db in
+            var replaced = false
+            try db.inTransaction(.immediate) {
+                replaced = try Bool.fetchOne(db, sql: "SELECT 1 FROM items WHERE lookup = ?", arguments: [Data(record.lookup)]) ?? false
+                try db.execute(sql: """
+                    INSERT INTO items (lookup, revision, expires_at, metadata, secret) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (lookup) DO UPDATE SET revision = excluded.revision, expires_at = excluded.expires_at,
+                        metadata = excluded.metadata, secret = excluded.secret
+                    """,
+                    arguments: [Data(record.lookup), Int64(bitPattern: record.revision),
+                                record.expiresAt?.timeIntervalSince1970, Data(record.sealedMetadata), Data(record.sealedSecret)])
+                return .commit
+            }
+            if replaced { try self.scrubLog(db) }
+        }
+    }
+
+    public func delete(lookup: [UInt8]) async throws -> Bool {
+        try await access("delete an item") { db in
+            try db.execute(sql: "DELETE FROM items WHERE lookup = ?", arguments: [Data(lookup)])
+            let deleted = db.changesCount > 0
+            if deleted { try self.scrubLog(db) }
+            return deleted
+        }
+    }
+
+    public func listings() async throws -> [SealedRecord] {
+        try await access("list items") { db in
+            try Row.fetchAll(db, sql: "SELECT lookup, revision, expires_at, metadata FROM items ORDER BY id")
+                .map { try Self.record(from: $0, withSecret: false) }
+        }
+    }
+
+    public func deleteExpired(asOf date: Date) async throws -> Int {
+        try await access("purge expired items") { db in
+            try db.execute(sql: "DELETE FROM items WHERE expires_at IS NOT NULL AND expires_at <= ?",
+                           arguments: [date.timeIntervalSince1970])
+            let count = db.changesCount
+            if count > 0 { try self.scrubLog(db) }
+            return count
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Copies every committed page into the database file and truncates the `-wal` to zero bytes, so
+    /// ciphertext that `secure_delete` zeroed in the database does not survive in old WAL frames.
+    private func scrubLog(_ db: Database) throws {
+        let result = try db.checkpoint(.truncate)
+        guard result.walFrameCount == 0 || result.walFrameCount == result.checkpointedFrameCount else {
+            throw VaultError.storageFailure("the write-ahead log could not be scrubbed because another process holds the database open; stop it and retry")
+        }
+    }
+
+    private func access<T: Sendable>(_ what: String, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await queue.writeWithoutTransaction(body)
+        } catch let error as VaultError {
+            throw error
+        } catch {
+            throw Self.storageError(error, doing: what)
+        }
+    }
+
+    private static func record(from row: Row, withSecret: Bool) throws -> SealedRecord {
+        let lookup: Data = row["lookup"]
+        let revision: Int64 = row["revision"]
+        let expires: Double? = row["expires_at"]
+        let metadata: Data = row["metadata"]
+        let secret: Data? = withSecret ? row["secret"] : nil
+        return SealedRecord(
+            lookup: Array(lookup), revision: UInt64(bitPattern: revision),
+            expiresAt: expires.map(Date.init(timeIntervalSince1970:)),
+            sealedMetadata: Array(metadata), sealedSecret: secret.map(Array.init) ?? [])
+    }
+
+    /// Maps a SQLite error to a `VaultError` with no statement arguments in it (GRDB leaves them out
+    /// of descriptions by default).
+    static func storageError(_ error: Error, doing what: String) -> VaultError {
+        if let db = error as? DatabaseError {
+            let hint: String
+            switch db.resultCode {
+            case .SQLITE_FULL: hint = "the disk is full; free some space and retry"
+            case .SQLITE_BUSY, .SQLITE_LOCKED: hint = "another process holds the vault database; stop it and retry"
+            case .SQLITE_CORRUPT, .SQLITE_NOTADB: hint = "the database file is damaged; restore it from a backup"
+            case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN: hint = "check the permissions of the vault directory"
+            default: hint = "SQLite error \(db.resultCode.rawValue)"
+            }
+            return VaultError.storageFailure("could not \(what): \(hint)")
+        }
+        return VaultError.storageFailure("could not \(what): \(error)")
+    }
+
+    /// Creates the database file with mode 0600 before SQLite does (SQLite would use 0644 less the
+    /// umask); its `-wal` and `-shm` files inherit that mode.
+    private static func createPrivately(_ path: String) throws {
+        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            let code = errno
+            throw VaultError.storageFailure("cannot open the vault database \(path): \(String(cString: strerror(code)))")
+        }
+        _ = Glibc.close(fd)
+    }
+}
+
+/// SQLite settings of the live connection.
+public struct StorageSettings: Sendable, Equatable {
+    public var journalMode: String
+    /// 2 is FULL: every commit is fsynced before it is acknowledged.
+    public var synchronous: Int
+    public var secureDelete: Bool
+}

@@ -1,0 +1,27 @@
+import VaultCore
+
+/// A broken promise of the `TokenStore` contract, thrown by a conformance case.
+public struct ConformanceFailure: Error, CustomStringConvertible {
+    public let message: String
+    public let line: UInt
+
+    public var description: String { "conformance line \(line): \(message)" }
+}
+
+/// Throws a ``ConformanceFailure`` unless `condition` holds.
+func require(_ condition: Bool, _ message: @autoclosure () -> String, line: UInt = #line) throws {
+    if !condition { throw ConformanceFailure(message: message(), line: line) }
+}
+
+/// Runs `body` and requires that it throws a `VaultError` with `code`.
+func requireError<T>(_ code: VaultError.Code, line: UInt = #line, _ body: () async throws -> T) async throws {
+    do {
+        _ = try await body()
+    } catch let error as VaultError {
+        try require(error.code == code, "expected error \(code), got \(error.code): \(error.reason)", line: line)
+        return
+    } catch {
+        throw ConformanceFailure(message: "expected error \(code), got \(error)", line: line)
+    }
+    throw ConformanceFailure(message: "expected error \(code), but the call succeeded", line: line)
+}
