@@ -3,6 +3,9 @@ import PackageDescription
 
 // Dependencies point one way: CSodium ← VaultCrypto ← VaultCore ← Vault ← VaultSQLite ← executables.
 // VaultCrypto is the only importer of libsodium; VaultSQLite sees only ciphertext.
+// Varlink (the socket protocol) and VaultPolicy (access rules) know nothing of crypto or storage;
+// VaultDaemon wires them to a vault, VaultClient speaks the protocol, and the `sortedvault`
+// executable is the only target that wires everything together.
 let package = Package(
     name: "sortedvault",
     platforms: [.macOS(.v13)],
@@ -15,6 +18,9 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
     ],
     targets: [
         .systemLibrary(
@@ -30,11 +36,22 @@ let package = Package(
             dependencies: ["Vault", "VaultCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(name: "VaultTesting", dependencies: ["VaultCore", "VaultCrypto"]),
+        .target(
+            name: "Varlink",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(name: "VaultPolicy"),
         .executableTarget(
             name: "sortedvault-demo",
             dependencies: ["Vault", "VaultSQLite", "VaultCore", "VaultCrypto"]
         ),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
+        .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
+        .testTarget(name: "VaultPolicyTests", dependencies: ["VaultPolicy"]),
         .testTarget(
             name: "VaultTests",
             dependencies: [

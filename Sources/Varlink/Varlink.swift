@@ -1,0 +1,1 @@
+// The varlink protocol layer: see VarlinkServer.

@@ -1,0 +1,1 @@
+// Access policy: see Policy.
