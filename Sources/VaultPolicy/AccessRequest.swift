@@ -1,0 +1,22 @@
+/// One operation a peer asks for, to be checked with ``Policy/decide(_:)``.
+///
+/// ```swift
+/// let decision = policy.decide(AccessRequest(peer: peer, operation: "retrieve", service: "com.sorted.api"))
+/// guard decision.allowed else { throw VaultError(.permissionDenied, "\(decision)") }
+/// ```
+///
+/// Leave `service` `nil` only for operations that concern no single service (status, lock,
+/// unlock, listing every service); such a request is decided by the rules' peer and operation
+/// parts alone.
+public struct AccessRequest: Sendable {
+    public let peer: PeerIdentity
+    /// An operation name from ``Policy/knownOperations``.
+    public let operation: String
+    public let service: String?
+
+    public init(peer: PeerIdentity, operation: String, service: String?) {
+        self.peer = peer
+        self.operation = operation
+        self.service = service
+    }
+}

@@ -1,0 +1,40 @@
+/// The text of the shipped `policy/` files, used when no policy directory is configured.
+///
+/// Byte-identical to `policy/access.toml` and `policy/settings.toml`; a test compares them, so edit
+/// both together.
+enum BuiltInFiles {
+    static let accessName = "built-in access.toml"
+    static let settingsName = "built-in settings.toml"
+
+    static let access = #"""
+    # Who may do what. Default deny: a request no rule allows is refused. Deny wins over allow.
+    [[rule]]
+    name = "owner-full-access"
+    effect = "allow"
+    uids = ["@self"]          # "@self" = the uid the daemon runs as; or numbers; "*" = any uid
+    operations = ["*"]
+    services = ["*"]          # glob patterns: * matches any run of characters, ? one character
+
+    """#
+
+    static let settings = #"""
+    # sortedvault daemon settings.
+    auto_lock_minutes = 0            # lock after this many idle minutes; 0 = never (the default)
+    idle_connection_timeout_seconds = 60
+    max_connections_per_uid = 64
+    [session]
+    min_valid_seconds = 60           # auto-login returns a cached access token only if it stays valid this long
+
+    """#
+}
+
+extension Policy {
+    /// The shipped default: the daemon's own uid may do everything, every other uid nothing.
+    public static func builtInDefault(daemonUID: UInt32) -> Policy {
+        do {
+            return try parse(BuiltInFiles.access, file: BuiltInFiles.accessName, daemonUID: daemonUID)
+        } catch {
+            preconditionFailure("the built-in access policy does not parse: \(error)")
+        }
+    }
+}

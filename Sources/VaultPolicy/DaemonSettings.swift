@@ -1,0 +1,66 @@
+/// The daemon's user-tunable settings, from `settings.toml` in the policy directory.
+///
+/// ```swift
+/// let settings = try DaemonSettings.load(directory: "/etc/sortedvault/policy", daemonUID: getuid())
+/// ```
+///
+/// Every key is optional (an absent key keeps its built-in default); unknown keys and values
+/// out of range are errors naming the file and line.
+public struct DaemonSettings: Sendable, Equatable {
+    /// Lock after this many idle minutes; 0 = never. 0…10080 (a week).
+    public var autoLockMinutes: Int
+    /// Close a client connection idle this long. 1…3600.
+    public var idleConnectionTimeoutSeconds: Int
+    /// Refuse further connections from one uid beyond this many. 1…4096.
+    public var maxConnectionsPerUID: Int
+    /// Auto-login returns a cached access token only if it stays valid this long. 0…86400.
+    public var sessionMinValidSeconds: Int
+
+    public init(autoLockMinutes: Int, idleConnectionTimeoutSeconds: Int, maxConnectionsPerUID: Int, sessionMinValidSeconds: Int) {
+        self.autoLockMinutes = autoLockMinutes
+        self.idleConnectionTimeoutSeconds = idleConnectionTimeoutSeconds
+        self.maxConnectionsPerUID = maxConnectionsPerUID
+        self.sessionMinValidSeconds = sessionMinValidSeconds
+    }
+
+    static let autoLockRange = 0...10080
+    static let idleTimeoutRange = 1...3600
+    static let connectionsRange = 1...4096
+    static let minValidRange = 0...86400
+
+    /// What an absent key means. Equal to the shipped `settings.toml` (a test checks), but kept
+    /// apart so parsing that file does not depend on its own result.
+    static let keyDefaults = DaemonSettings(autoLockMinutes: 0, idleConnectionTimeoutSeconds: 60, maxConnectionsPerUID: 64, sessionMinValidSeconds: 60)
+
+    /// The settings of the shipped `policy/settings.toml`.
+    public static let builtInDefault: DaemonSettings = {
+        do {
+            return try parse(BuiltInFiles.settings, file: BuiltInFiles.settingsName)
+        } catch {
+            preconditionFailure("the built-in settings do not parse: \(error)")
+        }
+    }()
+
+    /// Parses settings text; absent keys keep the built-in defaults.
+    public static func parse(_ text: String, file: String) throws -> DaemonSettings {
+        let reader = TOMLTableReader(table: try TOMLParser.parse(text, file: file), file: file, name: "the top level")
+        try reader.rejectUnknownKeys(["auto_lock_minutes", "idle_connection_timeout_seconds", "max_connections_per_uid", "session"])
+        var settings = keyDefaults
+        if let value = try reader.integer("auto_lock_minutes", in: autoLockRange) { settings.autoLockMinutes = value }
+        if let value = try reader.integer("idle_connection_timeout_seconds", in: idleTimeoutRange) { settings.idleConnectionTimeoutSeconds = value }
+        if let value = try reader.integer("max_connections_per_uid", in: connectionsRange) { settings.maxConnectionsPerUID = value }
+        if let session = try reader.subtable("session") {
+            try session.rejectUnknownKeys(["min_valid_seconds"])
+            if let value = try session.integer("min_valid_seconds", in: minValidRange) { settings.sessionMinValidSeconds = value }
+        }
+        return settings
+    }
+
+    /// Reads `settings.toml` from `directory` with the same safety checks as
+    /// ``Policy/load(directory:daemonUID:)``; a missing file gives ``builtInDefault``.
+    public static func load(directory: String, daemonUID: UInt32) throws -> DaemonSettings {
+        let dir = try PolicyDirectory(path: directory, daemonUID: daemonUID)
+        guard let text = try dir.text(of: Policy.settingsFileName) else { return builtInDefault }
+        return try parse(text, file: dir.filePath(Policy.settingsFileName))
+    }
+}

@@ -1,0 +1,42 @@
+/// One compiled `[[rule]]`: who (uids, gids, executables) may or may not do what (operations) to
+/// which services.
+///
+/// Rules come only from ``Policy``; read them through ``Policy/rules`` for `status` output and
+/// debugging. A `nil` peer condition means the key was absent or held "*": any value matches.
+public struct Rule: Sendable, Hashable {
+    public enum Effect: String, Sendable, Hashable {
+        case allow, deny
+    }
+
+    public let reference: RuleReference
+    public let effect: Effect
+    /// Allowed uids, with "@self" already replaced by the daemon's uid; `nil` = any.
+    public let uids: Set<UInt32>?
+    /// Allowed gids (the peer's primary gid); `nil` = any.
+    public let gids: Set<UInt32>?
+    /// Absolute-path patterns for the peer's executable; `nil` = any, including unknown.
+    public let executables: [Glob]?
+    /// Operation patterns: known names, "*", or prefixes such as "session.*".
+    public let operations: [Glob]
+    /// Service patterns; consulted only when the request names a service.
+    public let services: [Glob]
+
+    public var name: String { reference.name }
+
+    /// True when every condition of the rule holds for `request`.
+    public func matches(_ request: AccessRequest) -> Bool {
+        let peer = request.peer
+        if let uids, !uids.contains(peer.uid) { return false }
+        if let gids, !gids.contains(peer.gid) { return false }
+        if let executables {
+            guard let executable = peer.executable, executables.contains(where: { $0.matches(executable) }) else {
+                return false
+            }
+        }
+        guard operations.contains(where: { $0.matches(request.operation) }) else { return false }
+        if let service = request.service {
+            return services.contains { $0.matches(service) }
+        }
+        return true
+    }
+}

@@ -1,1 +1,0 @@
-// Access policy: see Policy.
