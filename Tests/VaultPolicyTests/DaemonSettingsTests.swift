@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+import VaultPolicy
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct DaemonSettingsTests {
+    @Test func parsesAllKeys() throws {
+        let settings = try DaemonSettings.parse("""
+            auto_lock_minutes = 15
+            idle_connection_timeout_seconds = 3_600
+            max_connections_per_uid = 1
+            [session]
+            min_valid_seconds = 0
+            """, file: "settings.toml")
+        #expect(settings == DaemonSettings(autoLockMinutes: 15, idleConnectionTimeoutSeconds: 3600, maxConnectionsPerUID: 1, sessionMinValidSeconds: 0))
+    }
+
+    @Test func absentKeysKeepDefaults() throws {
+        let settings = try DaemonSettings.parse("auto_lock_minutes = 10080\n", file: "settings.toml")
+        var expected = DaemonSettings.builtInDefault
+        expected.autoLockMinutes = 10080
+        #expect(settings == expected)
+    }
+
+    @Test(arguments: [
+        ("\nauto_lock_minutes = 10081\n", 2, "'auto_lock_minutes' is 10081, outside the allowed range 0…10080"),
+        ("idle_connection_timeout_seconds = 0\n", 1, "outside the allowed range 1…3600"),
+        ("max_connections_per_uid = 4097\n", 1, "outside the allowed range 1…4096"),
+        ("[session]\nmin_valid_seconds = -1\n", 2, "outside the allowed range 0…86400"),
+        ("auto_lock_minutes = \"5\"\n", 1, "'auto_lock_minutes' must be an integer from 0 to 10080, not a string"),
+        ("auto_lock = 5\n", 1, "unknown key 'auto_lock' in the top level; known keys: auto_lock_minutes, idle_connection_timeout_seconds, max_connections_per_uid, session"),
+        ("[session]\nmin_valid = 5\n", 2, "unknown key 'min_valid' in [session]; known keys: min_valid_seconds"),
+        ("[session]\n[session]\n", 2, "[session] conflicts with 'session'"),
+        ("session = 1\n", 1, "'session' must be a table written as [session]"),
+        ("[[session]]\n", 1, "'session' must be a table written as [session]"),
+    ])
+    func errors(text: String, line: Int, fragment: String) {
+        let error = policyError { _ = try DaemonSettings.parse(text, file: "settings.toml") }
+        #expect(error?.line == line)
+        #expect(error?.description.hasPrefix("settings.toml:\(line): ") == true)
+        #expect(error?.description.contains(fragment) == true, "\(String(describing: error))")
+    }
+
+    @Test func loadFromDirectory() throws {
+        let dir = try TemporaryPolicyDirectory()
+        defer { dir.remove() }
+        #expect(try DaemonSettings.load(directory: dir.path, daemonUID: getuid()) == .builtInDefault)
+        try dir.write("settings.toml", "max_connections_per_uid = 8\n")
+        #expect(try DaemonSettings.load(directory: dir.path, daemonUID: getuid()).maxConnectionsPerUID == 8)
+        try dir.write("settings.toml", "max_connections_per_uid = 8\n", mode: 0o666)
+        let error = policyError { _ = try DaemonSettings.load(directory: dir.path, daemonUID: getuid()) }
+        #expect(error?.code == .unsafeFile)
+        #expect(error?.file == dir.path + "/settings.toml")
+    }
+
+    @Test func symlinkedSettingsFile() throws {
+        let dir = try TemporaryPolicyDirectory()
+        defer { dir.remove() }
+        let real = try dir.write("real.txt", "auto_lock_minutes = 1\n")
+        symlink(real, dir.path + "/settings.toml")
+        let error = policyError { _ = try DaemonSettings.load(directory: dir.path, daemonUID: getuid()) }
+        #expect(error?.code == .unsafeFile)
+    }
+}
