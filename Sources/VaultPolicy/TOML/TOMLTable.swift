@@ -49,6 +49,7 @@ struct TOMLTable: Sendable {
     subscript(key: String) -> TOMLEntry? {
         get { entries[key] }
         set {
+            precondition(newValue != nil, "TOML tables only grow while parsing")
             if entries[key] == nil { keys.append(key) }
             entries[key] = newValue
         }
