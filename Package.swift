@@ -45,6 +45,7 @@ let package = Package(
             ]
         ),
         .target(name: "VaultPolicy"),
+        .executableTarget(name: "varlink-certification-server", dependencies: ["Varlink"]),
         .executableTarget(
             name: "sortedvault-demo",
             dependencies: ["Vault", "VaultSQLite", "VaultCore", "VaultCrypto"]

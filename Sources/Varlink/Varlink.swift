@@ -1,1 +1,0 @@
-// The varlink protocol layer: see VarlinkServer.

@@ -1,0 +1,48 @@
+import Logging
+
+/// The one place where a decoded call meets its interface: routing, the standard errors, and the
+/// translation of thrown errors into error replies.
+struct VarlinkDispatcher: Sendable {
+    private let interfaces: [String: any VarlinkInterface]
+    private let declaredMethods: [String: Set<String>]
+    let interfaceNames: [String]
+    let logger: Logger
+
+    init(info: VarlinkServiceInfo, interfaces: [any VarlinkInterface], logger: Logger) {
+        var names = ["org.varlink.service"]
+        var descriptions = ["org.varlink.service": VarlinkServiceInterface.description]
+        for interface in interfaces where descriptions[interface.name] == nil {
+            names.append(interface.name)
+            descriptions[interface.name] = interface.interfaceDescription
+        }
+        let service = VarlinkServiceInterface(info: info, interfaceNames: names, descriptions: descriptions)
+        var table: [String: any VarlinkInterface] = [service.name: service]
+        for interface in interfaces where table[interface.name] == nil { table[interface.name] = interface }
+        self.interfaces = table
+        self.declaredMethods = table.mapValues(\.declaredMethods)
+        self.interfaceNames = names
+        self.logger = logger
+    }
+
+    /// Handles one call; never throws, so that every call gets exactly one final answer.
+    func dispatch(_ call: VarlinkCall, context: VarlinkCallContext) async -> Result<[String: JSONValue], VarlinkError> {
+        guard let interface = interfaces[call.interface] else {
+            return .failure(.interfaceNotFound(call.interface))
+        }
+        if let declared = declaredMethods[call.interface], !declared.isEmpty, !declared.contains(call.member) {
+            return .failure(.methodNotFound(call.method))
+        }
+        do {
+            return .success(try await interface.handle(call, context: context))
+        } catch let error as VarlinkError {
+            return .failure(error)
+        } catch {
+            // The error's text may quote a secret: log only its type.
+            logger.error("Handler failed", metadata: [
+                "method": .string(call.method), "uid": "\(context.peer.uid)", "pid": "\(context.peer.pid)",
+                "error-type": .string(String(describing: type(of: error))),
+            ])
+            return .failure(.internalError)
+        }
+    }
+}

@@ -1,0 +1,46 @@
+/// One varlink interface a ``VarlinkServer`` serves.
+///
+/// ```swift
+/// struct Vault: VarlinkInterface {
+///     let name = "org.sortedvault.vault"
+///     let interfaceDescription = vaultIDL
+///     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> [String: JSONValue] {
+///         switch call.member {
+///         case "Retrieve": return ["token": .string(try retrieve(call.string("service")))]
+///         default: throw VarlinkError.methodNotFound(call.method)
+///         }
+///     }
+/// }
+/// ```
+///
+/// The server answers `MethodNotFound` itself for any method not declared with `method Name(` in
+/// ``interfaceDescription``; the handler only sees declared methods.
+public protocol VarlinkInterface: Sendable {
+    /// The interface name, e.g. `org.sortedvault.vault`.
+    var name: String { get }
+    /// The interface's IDL text, returned by `org.varlink.service.GetInterfaceDescription`.
+    var interfaceDescription: String { get }
+    /// Returns the final reply's parameters. For a `more` call, send earlier replies with
+    /// `try await context.reply(params)` (continues: true) first. Throw ``VarlinkError`` for
+    /// error replies; any other thrown error becomes a generic
+    /// ``VarlinkError/internalError`` reply with no detail from the error text.
+    ///
+    /// A connection's calls are handled one at a time, in order. For a `oneway` call the
+    /// returned parameters are discarded.
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> [String: JSONValue]
+}
+
+extension VarlinkInterface {
+    /// The method names declared in ``interfaceDescription`` (lines `method Name(`).
+    var declaredMethods: Set<String> {
+        var names: Set<String> = []
+        for line in interfaceDescription.split(separator: "\n") {
+            let trimmed = line.drop(while: { $0 == " " || $0 == "\t" })
+            guard trimmed.hasPrefix("method ") else { continue }
+            let rest = trimmed.dropFirst("method ".count).drop(while: { $0 == " " })
+            let name = rest.prefix(while: { $0.isLetter || $0.isNumber || $0 == "_" })
+            if !name.isEmpty { names.insert(String(name)) }
+        }
+        return names
+    }
+}

@@ -1,0 +1,51 @@
+/// Decoding calls and encoding replies: the varlink message layer above the NUL framing.
+enum VarlinkMessage {
+    /// Decodes one call frame. A `VarlinkError` result is a broken message (not JSON, not an
+    /// object, no string `method`, ill-typed fields): the connection is answered and closed.
+    static func decodeCall(_ frame: UnsafeRawBufferPointer, maxDepth: Int) -> Result<VarlinkCall, VarlinkError> {
+        guard case .object(let message)? = try? JSONValue.parse(frame, maxDepth: maxDepth),
+              case .string(let method)? = message["method"], !method.isEmpty
+        else { return .failure(.invalidMessage) }
+        var parameters: [String: JSONValue] = [:]
+        switch message["parameters"] {
+        case nil, .null?: break
+        case .object(let object)?: parameters = object
+        default: return .failure(.invalidMessage)
+        }
+        var flags: [Bool] = []
+        for key in ["oneway", "more", "upgrade"] {
+            switch message[key] {
+            case nil, .null?: flags.append(false)
+            case .bool(let flag)?: flags.append(flag)
+            default: return .failure(.invalidMessage)
+            }
+        }
+        return .success(VarlinkCall(method: method, parameters: parameters, oneway: flags[0], more: flags[1], upgrade: flags[2]))
+    }
+
+    /// The bytes of a reply frame, NUL included.
+    static func encodeReply(_ parameters: [String: JSONValue], continues: Bool = false) -> [UInt8] {
+        var message: [String: JSONValue] = ["parameters": .object(parameters)]
+        if continues { message["continues"] = .bool(true) }
+        return frame(message)
+    }
+
+    /// The bytes of an error reply frame, NUL included.
+    static func encodeError(_ error: VarlinkError) -> [UInt8] {
+        frame(["error": .string(error.name), "parameters": .object(error.parameters)])
+    }
+
+    /// The bytes of a call frame, NUL included.
+    static func encodeCall(_ method: String, _ parameters: [String: JSONValue], more: Bool = false, oneway: Bool = false) -> [UInt8] {
+        var message: [String: JSONValue] = ["method": .string(method), "parameters": .object(parameters)]
+        if more { message["more"] = .bool(true) }
+        if oneway { message["oneway"] = .bool(true) }
+        return frame(message)
+    }
+
+    private static func frame(_ message: [String: JSONValue]) -> [UInt8] {
+        var bytes = JSONValue.object(message).serialized()
+        bytes.append(0)
+        return bytes
+    }
+}

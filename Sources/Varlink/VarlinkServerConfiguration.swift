@@ -1,0 +1,28 @@
+/// The limits a ``VarlinkServer`` enforces on every connection.
+///
+/// ```swift
+/// var configuration = VarlinkServerConfiguration()
+/// configuration.idleTimeout = .seconds(10)
+/// ```
+///
+/// Every limit exists so that one misbehaving client cannot starve the others; do not raise them
+/// without a reason.
+public struct VarlinkServerConfiguration: Sendable {
+    /// The largest message, in bytes without the terminating NUL. A longer message gets a
+    /// `FrameTooLarge` error reply and the connection is closed.
+    public var maxFrameBytes = 1 << 20
+    /// The deepest JSON nesting accepted in a message.
+    public var maxDepth = 64
+    /// Connections one uid may hold open at once; more are refused at accept time.
+    public var maxConnectionsPerUID = 64
+    /// Connections the whole server holds open at once; more are refused at accept time.
+    public var maxConnections = 1024
+    /// How long a connection may stay with no request being handled before it is closed.
+    public var idleTimeout: Duration = .seconds(60)
+    /// Requests parsed but not yet handled, per connection. Beyond that the server stops reading
+    /// from the connection until it catches up, so a client that never reads its replies only
+    /// fills its own socket buffers.
+    public var maxPendingRequests = 64
+
+    public init() {}
+}

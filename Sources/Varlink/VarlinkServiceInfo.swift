@@ -1,0 +1,18 @@
+/// What `org.varlink.service.GetInfo` reports about the service.
+///
+/// ```swift
+/// let info = VarlinkServiceInfo(vendor: "sortedvault", product: "sortedvaultd", version: "1.0", url: "https://example.org")
+/// ```
+public struct VarlinkServiceInfo: Sendable {
+    public var vendor: String
+    public var product: String
+    public var version: String
+    public var url: String
+
+    public init(vendor: String, product: String, version: String, url: String) {
+        self.vendor = vendor
+        self.product = product
+        self.version = version
+        self.url = url
+    }
+}
