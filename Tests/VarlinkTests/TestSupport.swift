@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import Testing
 import Varlink
 
@@ -23,8 +24,6 @@ final class CallRecorder: Sendable {
     func record(_ value: String) { calls.withLock { $0.append(value) } }
     var recorded: [String] { calls.withLock { $0 } }
 }
-
-import Synchronization
 
 /// `org.example.test`, a small interface exercising every shape of call.
 struct TestInterface: VarlinkInterface {
