@@ -2,6 +2,10 @@ extension JSONValue {
     /// The default nesting limit of ``parse(_:maxDepth:)``.
     public static let defaultMaxDepth = 64
 
+    /// The nesting limit no caller can raise: the parser recurses once per level, and event loop
+    /// threads do not have deep stacks.
+    public static let hardMaxDepth = 1000
+
     /// Parses one strict RFC 8259 document.
     ///
     /// ```swift
@@ -23,7 +27,7 @@ extension JSONValue {
 
     /// Parses one strict RFC 8259 document from raw memory; see ``parse(_:maxDepth:)``.
     public static func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSONValue {
-        var parser = JSONParser(bytes: bytes, maxDepth: max(0, maxDepth))
+        var parser = JSONParser(bytes: bytes, maxDepth: min(max(0, maxDepth), hardMaxDepth))
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
         parser.skipWhitespace()

@@ -26,7 +26,12 @@ public protocol VarlinkInterface: Sendable {
     /// ``VarlinkError/internalError`` reply with no detail from the error text.
     ///
     /// A connection's calls are handled one at a time, in order. For a `oneway` call the
-    /// returned parameters are discarded.
+    /// returned parameters are discarded. `upgrade` is passed through but not implemented: the
+    /// connection stays in varlink after the reply.
+    ///
+    /// Handlers run on Swift's cooperative thread pool, which has one thread per core: do not
+    /// block in them (long synchronous I/O, sleeping, waiting on a semaphore). Move such work to
+    /// a thread of its own, or every connection stalls.
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> [String: JSONValue]
 }
 

@@ -55,7 +55,8 @@ public final class VarlinkServer: Sendable {
     /// A stale socket file left by a crashed server is replaced; a socket with a live server
     /// behind it, or a file that is not a socket, makes this throw ``VarlinkServerError``.
     /// The umask is set process-wide for the duration of the bind, so that the socket is never
-    /// reachable by others, not even between `bind` and `chmod`.
+    /// reachable by others, not even between `bind` and `chmod`: do not create files on other
+    /// threads while binding.
     public func bind(unixSocketPath path: String) async throws {
         try checkNotShutDown()
         try removeStaleSocket(at: path)

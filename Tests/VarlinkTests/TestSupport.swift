@@ -1,0 +1,240 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+import Varlink
+
+/// A throwaway directory under /tmp, removed on deinit. Short paths: sun_path holds 107 bytes.
+final class TemporaryDirectory {
+    let path: String
+
+    init() {
+        var template = Array("/tmp/vl-XXXXXX".utf8CString)
+        path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// Records oneway calls so that tests can see they ran.
+final class CallRecorder: Sendable {
+    private let calls = Mutex<[String]>([])
+    func record(_ value: String) { calls.withLock { $0.append(value) } }
+    var recorded: [String] { calls.withLock { $0 } }
+}
+
+/// `org.example.test`, a small interface exercising every shape of call.
+struct TestInterface: VarlinkInterface {
+    let name = "org.example.test"
+    let recorder = CallRecorder()
+    var interfaceDescription: String {
+        """
+        interface org.example.test
+        method Echo(text: ?string) -> (text: ?string)
+        method Sleep(milliseconds: int, tag: int) -> (tag: int)
+        method Count(to: int) -> (number: int)
+        method Record(value: string) -> ()
+        method Recorded() -> (values: []string)
+        method WhoAmI() -> (uid: int, gid: int, pid: int, executable: ?string)
+        method Typed(s: string, i: int, b: bool, o: ?object) -> ()
+        method Fail() -> ()
+        method NotImplemented() -> ()
+        """
+    }
+
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> [String: JSONValue] {
+        switch call.member {
+        case "Echo":
+            return ["text": call.parameters["text"] ?? nil]
+        case "Sleep":
+            try await Task.sleep(for: .milliseconds(try call.int("milliseconds")))
+            return ["tag": .int(try call.int("tag"))]
+        case "Count":
+            guard call.more else { throw VarlinkError.expectedMore }
+            let to = try call.int("to")
+            for number in 0..<max(0, to - 1) {
+                try await context.reply(["number": .int(number)])
+            }
+            return ["number": .int(max(0, to - 1))]
+        case "Record":
+            recorder.record(try call.string("value"))
+            return [:]
+        case "Recorded":
+            return ["values": .array(recorder.recorded.map(JSONValue.string))]
+        case "WhoAmI":
+            let peer = context.peer
+            return ["uid": .int(Int64(peer.uid)), "gid": .int(Int64(peer.gid)), "pid": .int(Int64(peer.pid)),
+                    "executable": peer.executable.map(JSONValue.string) ?? nil]
+        case "Typed":
+            _ = try call.string("s")
+            _ = try call.int("i")
+            _ = try call.bool("b")
+            _ = try call.optionalObject("o")
+            return [:]
+        case "Fail":
+            struct Secret: Error { let token = "hunter2" }
+            throw Secret()
+        case "NotImplemented":
+            throw VarlinkError.methodNotImplemented(call.method)
+        default:
+            throw VarlinkError.methodNotFound(call.method)
+        }
+    }
+}
+
+/// An in-process server on a socket in a temporary directory.
+final class LiveServer: @unchecked Sendable {
+    let directory = TemporaryDirectory()
+    let server: VarlinkServer
+    let interface = TestInterface()
+    var socketPath: String { directory.path + "/test.sock" }
+
+    init(configure: (inout VarlinkServerConfiguration) -> Void = { _ in }) async throws {
+        var configuration = VarlinkServerConfiguration()
+        configure(&configuration)
+        var logger = Logger(label: "varlink-test")
+        logger.logLevel = .critical
+        server = VarlinkServer(
+            info: VarlinkServiceInfo(vendor: "test", product: "varlink-tests", version: "1", url: "https://example.org"),
+            interfaces: [interface], configuration: configuration, logger: logger)
+        try await server.bind(unixSocketPath: socketPath)
+    }
+
+    func connect() throws -> VarlinkConnection {
+        try VarlinkConnection(unixSocketPath: socketPath, timeout: .seconds(5))
+    }
+
+    /// Checks that a fresh client is served normally.
+    func expectServesAnotherClient(sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let path = socketPath
+        let reply = try await io {
+            let connection = try VarlinkConnection(unixSocketPath: path, timeout: .seconds(5))
+            defer { connection.close() }
+            return try connection.call("org.example.test.Echo", ["text": "still alive"])
+        }
+        #expect(reply == ["text": "still alive"], sourceLocation: sourceLocation)
+    }
+
+    /// Polls (bounded) until `condition` holds.
+    func eventually(within: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + within
+        while ContinuousClock.now < deadline {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return condition()
+    }
+
+    func stop() async throws {
+        try await server.shutdown()
+    }
+}
+
+/// A raw socket for sending arbitrary bytes and reading frames, with a 5 s receive timeout.
+final class RawClient: @unchecked Sendable {
+    let descriptor: CInt
+    nonisolated(unsafe) private var received: [UInt8] = []
+
+    init(path: String) throws {
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Foundation.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { Foundation.close(descriptor) }
+
+    /// Sends everything, blocking.
+    func send(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { Foundation.send(descriptor, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+            if sent <= 0 { return }
+            offset += sent
+        }
+    }
+
+    func send(_ text: String) { send(Array(text.utf8)) }
+
+    /// Sends without blocking; returns false once the socket would block.
+    func trySend(_ bytes: [UInt8]) -> Bool {
+        let sent = bytes.withUnsafeBytes { Foundation.send(descriptor, $0.baseAddress!, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        return sent == bytes.count
+    }
+
+    func shutdownWrite() { Foundation.shutdown(descriptor, Int32(SHUT_WR)) }
+
+    enum Read: Equatable {
+        case frame(JSONValue)
+        case closed
+        case timedOut
+    }
+
+    /// The next reply frame, parsed; `.closed` on EOF.
+    func readFrame() -> Read {
+        while true {
+            if let nul = received.firstIndex(of: 0) {
+                let frame = Array(received[..<nul])
+                received.removeFirst(nul + 1)
+                return (try? JSONValue.parse(frame)).map(Read.frame) ?? .closed
+            }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress!, $0.count, 0) }
+            if count > 0 {
+                received += chunk[..<count]
+            } else if count == 0 || errno == ECONNRESET {
+                return .closed
+            } else if errno != EINTR {
+                return .timedOut
+            }
+        }
+    }
+
+    /// Reads until EOF, discarding; true when the server closed the connection.
+    func readUntilClosed() -> Bool {
+        while true {
+            switch readFrame() {
+            case .frame: continue
+            case .closed: return true
+            case .timedOut: return false
+            }
+        }
+    }
+}
+
+func errorName(_ read: RawClient.Read) -> String? {
+    guard case .frame(let value) = read else { return nil }
+    return value["error"]?.stringValue
+}
+
+/// Runs blocking socket I/O on a thread of its own. Blocking inside a test's async context would
+/// hold one of the few cooperative-pool threads that the server's handlers also need (2 on a
+/// 2-core machine), and the server would appear hung.
+func io<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread {
+            continuation.resume(with: Result { try body() })
+        }
+        thread.start()
+    }
+}
+
+/// ``io(_:)`` for bodies that cannot fail.
+func io<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        let thread = Thread {
+            continuation.resume(returning: body())
+        }
+        thread.start()
+    }
+}
