@@ -12,8 +12,8 @@ import VaultCrypto
 /// ```
 ///
 /// Each record is sealed under a key derived from the master key, its row and its revision, so
-/// copied or rolled-back ciphertext fails to open. Passphrase derivation runs off the actor, so a
-/// slow unlock does not hold up other callers.
+/// copied or rolled-back ciphertext fails to open. Passphrase derivation runs off the actor and off
+/// the cooperative thread pool, so a slow unlock does not hold up other callers.
 public actor EncryptedVault: TokenStore, LockableStore {
     private let storage: any SealedStorage
     private let clock: any VaultClock
@@ -41,7 +41,7 @@ public actor EncryptedVault: TokenStore, LockableStore {
             throw VaultError(.alreadyInitialized, "a vault already exists here; open it instead, or remove it first")
         }
         let master = SecureBytes(randomCount: MasterKey.count)
-        let slot = try await Task.detached { try KeySlots.make(for: keySource, wrapping: master) }.value
+        let slot = try await KeyDerivationQueue.run { try KeySlots.make(for: keySource, wrapping: master) }
         let header = VaultHeader(format: VaultHeader.currentFormat, slots: [slot])
         try await storage.writeHeader(try header.encoded(), expected: nil)
         return EncryptedVault(storage: storage, clock: clock, keys: ItemKeys(master: master))
@@ -54,7 +54,7 @@ public actor EncryptedVault: TokenStore, LockableStore {
     /// Unlocks with a passphrase or key file. A wrong one throws `.wrongPassphrase` and changes nothing.
     public func unlock(_ credential: UnlockCredential) async throws {
         let header = try await currentHeader()
-        let master = try await Task.detached { try KeySlots.open(header.decoded, with: credential) }.value
+        let master = try await KeyDerivationQueue.run { try KeySlots.open(header.decoded, with: credential) }
         keys = ItemKeys(master: master)
     }
 
@@ -68,13 +68,23 @@ public actor EncryptedVault: TokenStore, LockableStore {
         guard let index = header.decoded.slots.firstIndex(where: { $0.kind == .passphrase }) else {
             throw VaultError(.keySourceRejected, "this vault has no passphrase to change")
         }
-        let newSlot = try await Task.detached { () throws -> KeySlot in
+        let newSlot = try await KeyDerivationQueue.run { () throws -> KeySlot in
             let master = try KeySlots.open(header.decoded, with: .passphrase(old))
             return try KeySlots.make(for: .passphrase(new, cost: cost), wrapping: master)
-        }.value
+        }
         var updated = header.decoded
         updated.slots[index] = newSlot
         try await storage.writeHeader(try updated.encoded(), expected: header.bytes)
+    }
+
+    /// The kinds of key that can unlock this vault: `passphrase`, `keyfile`.
+    public func keySourceKinds() async throws -> [String] {
+        try await currentHeader().decoded.slots.map(\.kind.rawValue)
+    }
+
+    /// How many items are stored; works while locked (it reveals no names).
+    public func itemCount() async throws -> Int {
+        try await storage.count()
     }
 
     private func currentHeader() async throws -> (bytes: [UInt8], decoded: VaultHeader) {

@@ -20,6 +20,8 @@ public protocol SealedStorage: Sendable {
     func delete(lookup: [UInt8]) async throws -> Bool
     /// Every record without its sealed secret, for listing.
     func listings() async throws -> [SealedRecord]
+    /// How many records are stored (expired ones included until purged).
+    func count() async throws -> Int
     /// Deletes and scrubs every record whose clear expiry is at or before `date`; returns how many.
     func deleteExpired(asOf date: Date) async throws -> Int
 }

@@ -14,5 +14,10 @@ public struct ItemKey: Hashable, Sendable, CustomStringConvertible {
         self.account = account
     }
 
+    /// Checks one name against the rules for services and accounts; `what` names it in the error.
+    public static func checkName(_ value: String, what: String) throws {
+        try validateText(value, what: what, maxBytes: Limits.maximumNameBytes)
+    }
+
     public var description: String { "\(service.debugDescription)/\(account.debugDescription)" }
 }

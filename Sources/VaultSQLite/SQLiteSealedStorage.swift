@@ -159,6 +159,10 @@ public final class SQLiteSealedStorage: SealedStorage {
         }
     }
 
+    public func count() async throws -> Int {
+        try await access("count items") { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM items") ?? 0 }
+    }
+
     public func deleteExpired(asOf date: Date) async throws -> Int {
         try await access("purge expired items") { db in
             try db.execute(sql: "DELETE FROM items WHERE expires_at IS NOT NULL AND expires_at <= ?",
