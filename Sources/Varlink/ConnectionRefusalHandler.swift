@@ -5,8 +5,14 @@ final class ConnectionRefusalHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
+    private let reason: VarlinkError
+
+    init(reason: VarlinkError = .connectionLimitReached) {
+        self.reason = reason
+    }
+
     func channelActive(context: ChannelHandlerContext) {
-        let bytes = VarlinkMessage.encodeError(.connectionLimitReached)
+        let bytes = VarlinkMessage.encodeError(reason)
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes))).whenComplete { [channel = context.channel] _ in
             channel.close(promise: nil)
         }

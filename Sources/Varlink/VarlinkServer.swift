@@ -21,7 +21,8 @@ import Musl
 /// The server reads each peer's uid, gid and pid from the kernel (``PeerCredentials``), enforces
 /// the limits of ``VarlinkServerConfiguration``, answers `org.varlink.service` itself, and logs
 /// method names and peer ids only, never parameters. It does not decide who may call what: check
-/// `context.peer` in your interfaces.
+/// `context.peer` in your interfaces, and refuse strangers outright with
+/// ``VarlinkServerConfiguration/admit``.
 public final class VarlinkServer: Sendable {
     private struct State: Sendable {
         var listeners: [any Channel] = []
@@ -159,12 +160,16 @@ public final class VarlinkServer: Sendable {
         return credentials.flatMapThrowing { ucred in
             let peer = PeerCredentials(ucred)
             let id = ObjectIdentifier(channel)
+            let pipeline = channel.pipeline.syncOperations
+            guard self.configuration.admit(peer) else {
+                try pipeline.addHandler(ConnectionRefusalHandler(reason: .permissionDenied))
+                return
+            }
             let admitted = self.state.withLock { state -> Bool in
                 guard !state.isShutDown, state.limiter.admit(uid: peer.uid) else { return false }
                 state.connections[id] = channel
                 return true
             }
-            let pipeline = channel.pipeline.syncOperations
             guard admitted else {
                 self.logger.notice("Refusing connection over the limit", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
                 try pipeline.addHandler(ConnectionRefusalHandler())

@@ -23,6 +23,10 @@ public struct VarlinkServerConfiguration: Sendable {
     /// from the connection until it catches up, so a client that never reads its replies only
     /// fills its own socket buffers.
     public var maxPendingRequests = 64
+    /// Decides from the kernel-reported peer whether to serve a connection at all (the daemon asks
+    /// its access policy). A refused connection gets one `org.varlink.service.PermissionDenied`
+    /// error and is closed before anything it sent is read.
+    public var admit: @Sendable (PeerCredentials) -> Bool = { _ in true }
 
     public init() {}
 }
