@@ -1,3 +1,4 @@
+import Foundation
 import VaultCore
 
 /// A broken promise of the `TokenStore` contract, thrown by a conformance case.
@@ -24,4 +25,10 @@ func requireError<T>(_ code: VaultError.Code, line: UInt = #line, _ body: () asy
         throw ConformanceFailure(message: "expected error \(code), got \(error)", line: line)
     }
     throw ConformanceFailure(message: "expected error \(code), but the call succeeded", line: line)
+}
+
+/// Whether two instants agree to the millisecond: a backend that carries times over a wire or in a
+/// keyring (seconds since 1970 as a double or a string) may not round-trip the last bit of a `Date`.
+func sameInstant(_ a: Date, _ b: Date) -> Bool {
+    abs(a.timeIntervalSince(b)) < 0.001
 }

@@ -1,0 +1,10 @@
+#define _GNU_SOURCE
+#include "CLinuxShims.h"
+#include <spawn.h>
+#include <sys/prctl.h>
+
+int sortedvault_set_nondumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
+
+int sortedvault_get_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }
+
+short sortedvault_posix_spawn_setsid(void) { return POSIX_SPAWN_SETSID; }

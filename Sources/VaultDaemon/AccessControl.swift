@@ -1,0 +1,43 @@
+import Logging
+import Varlink
+import VaultPolicy
+import VaultProtocol
+
+/// The policy check in front of every method, and the log line that records each decision
+/// (who, what, allowed or denied, and which rule decided; never a secret or an account name).
+struct AccessControl: Sendable {
+    let policy: Policy
+    let logger: Logger
+
+    /// Throws the interface's `PermissionDenied` unless the policy allows the call.
+    func require(_ peer: PeerCredentials, _ operation: String, service: String?) throws {
+        let decision = policy.decide(request(peer, operation, service))
+        var metadata: Logger.Metadata = [
+            "uid": "\(peer.uid)", "gid": "\(peer.gid)", "pid": "\(peer.pid)",
+            "exe": "\(peer.executable ?? "?")", "operation": "\(operation)", "decision": "\(decision)",
+        ]
+        if let service { metadata["service"] = "\(service)" }
+        if decision.allowed {
+            logger.debug("access allowed", metadata: metadata)
+        } else {
+            logger.notice("access denied", metadata: metadata)
+            var parameters: [String: JSONValue] = ["operation": .string(operation)]
+            if let service { parameters["service"] = .string(service) }
+            throw VarlinkError(name: VaultWireError.permissionDenied, parameters: parameters)
+        }
+    }
+
+    /// Whether the policy allows the call, without logging (for filtering list results).
+    func allows(_ peer: PeerCredentials, _ operation: String, service: String?) -> Bool {
+        policy.decide(request(peer, operation, service)).allowed
+    }
+
+    /// Whether any rule could ever allow this peer anything; strangers are refused at accept.
+    func admits(_ peer: PeerCredentials) -> Bool {
+        Policy.knownOperations.contains { policy.decide(request(peer, $0, nil)).allowed }
+    }
+
+    private func request(_ peer: PeerCredentials, _ operation: String, _ service: String?) -> AccessRequest {
+        AccessRequest(peer: PeerIdentity(uid: peer.uid, gid: peer.gid, executable: peer.executable), operation: operation, service: service)
+    }
+}

@@ -1,0 +1,26 @@
+import Foundation
+import Synchronization
+import VaultCore
+
+/// Remembers when the vault was last used, for auto-lock after N idle minutes.
+final class ActivityClock: Sendable {
+    private let clock: any VaultClock
+    private let last: Mutex<Date>
+
+    init(clock: any VaultClock) {
+        self.clock = clock
+        last = Mutex(clock.now)
+    }
+
+    func touch() {
+        let now = clock.now
+        last.withLock { $0 = now }
+    }
+
+    /// Seconds until the vault should lock, or nil when auto-lock is off; ≤ 0 means lock now.
+    func secondsUntilAutoLock(idleMinutes: Int) -> TimeInterval? {
+        guard idleMinutes > 0 else { return nil }
+        let deadline = last.withLock { $0 }.addingTimeInterval(TimeInterval(idleMinutes * 60))
+        return deadline.timeIntervalSince(clock.now)
+    }
+}

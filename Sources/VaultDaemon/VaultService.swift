@@ -1,0 +1,153 @@
+import Foundation
+import Logging
+import Varlink
+import Vault
+import VaultCore
+import VaultCrypto
+import VaultPolicy
+import VaultProtocol
+
+/// The daemon's `org.sortedvault.vault` interface: one dispatch point that checks the caller against
+/// the access policy, validates every parameter, and answers with the interface's own errors.
+final class VaultService: VarlinkInterface {
+    let name = VaultInterfaceDescription.name
+    let interfaceDescription = VaultInterfaceDescription.text
+
+    private let vault: EncryptedVault
+    private let access: AccessControl
+    private let throttle: UnlockThrottle
+    private let activity: ActivityClock
+    private let settings: DaemonSettings
+    private let logger: Logger
+
+    init(vault: EncryptedVault, access: AccessControl, throttle: UnlockThrottle, activity: ActivityClock,
+         settings: DaemonSettings, logger: Logger) {
+        self.vault = vault
+        self.access = access
+        self.throttle = throttle
+        self.activity = activity
+        self.settings = settings
+        self.logger = logger
+    }
+
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> [String: JSONValue] {
+        let peer = context.peer
+        do {
+            switch call.member {
+            case "Store": return try await store(call, peer: peer)
+            case "Retrieve": return try await retrieve(call, peer: peer)
+            case "Delete": return try await delete(call, peer: peer)
+            case "List": return try await list(call, peer: peer)
+            case "Status": return try await status(peer: peer)
+            case "Unlock": return try await unlock(call, peer: peer)
+            case "Lock": return try await lock(peer: peer)
+            case "ChangePassphrase": return try await changePassphrase(call, peer: peer)
+            default: throw VarlinkError.methodNotFound(call.method)
+            }
+        } catch let error as VaultError {
+            throw VaultWireError.encode(error, key: try? Parameters(call).optionalKey())
+        }
+    }
+
+    // MARK: Items
+
+    private func store(_ call: VarlinkCall, peer: PeerCredentials) async throws -> [String: JSONValue] {
+        let parameters = Parameters(call)
+        let key = try parameters.key()
+        try access.require(peer, "store", service: key.service)
+        let secret = try parameters.secret("secret")
+        let options = try parameters.storeOptions()
+        activity.touch()
+        try await vault.store(secret, for: key, options: options)
+        return [:]
+    }
+
+    private func retrieve(_ call: VarlinkCall, peer: PeerCredentials) async throws -> [String: JSONValue] {
+        let key = try Parameters(call).key()
+        try access.require(peer, "retrieve", service: key.service)
+        activity.touch()
+        let item = try await vault.retrieve(key)
+        return ["secret": .string(item.secret.base64EncodedString()), "item": ItemWireFormat.encode(item.metadata)]
+    }
+
+    private func delete(_ call: VarlinkCall, peer: PeerCredentials) async throws -> [String: JSONValue] {
+        let key = try Parameters(call).key()
+        try access.require(peer, "delete", service: key.service)
+        activity.touch()
+        try await vault.delete(key)
+        return [:]
+    }
+
+    private func list(_ call: VarlinkCall, peer: PeerCredentials) async throws -> [String: JSONValue] {
+        let service = try Parameters(call).optionalName("service")
+        try access.require(peer, "list", service: service)
+        activity.touch()
+        // Without a service filter, show only the services this caller may list.
+        let items = try await vault.list(service: service).filter { access.allows(peer, "list", service: $0.service) }
+        return ["items": .array(items.map(ItemWireFormat.encode))]
+    }
+
+    // MARK: Vault state
+
+    private func status(peer: PeerCredentials) async throws -> [String: JSONValue] {
+        try access.require(peer, "status", service: nil)
+        return [
+            "locked": .bool(await vault.isLocked),
+            "keySources": .array(try await vault.keySourceKinds().map { .string($0) }),
+            "items": .int(Int64(try await vault.itemCount())),
+            "version": .string(SortedVaultVersion.current),
+            "autoLockMinutes": .int(Int64(settings.autoLockMinutes)),
+        ]
+    }
+
+    private func unlock(_ call: VarlinkCall, peer: PeerCredentials) async throws -> [String: JSONValue] {
+        try access.require(peer, "unlock", service: nil)
+        let passphrase = try Parameters(call).secretText("passphrase")
+        if let wait = throttle.waitBeforeNextAttempt() {
+            throw VarlinkError(name: VaultWireError.tooManyAttempts, parameters: ["retryAfterSeconds": .double(wait)])
+        }
+        do {
+            try await vault.unlock(.passphrase(passphrase))
+            throttle.recordSuccess()
+            activity.touch()
+            logger.info("vault unlocked", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+            return [:]
+        } catch let error as VaultError where error.code == .wrongPassphrase {
+            throttle.recordFailure()
+            logger.warning("failed unlock", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+            throw error
+        }
+    }
+
+    private func lock(peer: PeerCredentials) async throws -> [String: JSONValue] {
+        try access.require(peer, "lock", service: nil)
+        await vault.lock()
+        logger.info("vault locked", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+        return [:]
+    }
+
+    private func changePassphrase(_ call: VarlinkCall, peer: PeerCredentials) async throws -> [String: JSONValue] {
+        try access.require(peer, "change-passphrase", service: nil)
+        let parameters = Parameters(call)
+        let old = try parameters.secretText("old")
+        let new = try parameters.secretText("new")
+        guard new.count > 0 else { throw VaultError.invalidArgument("the new passphrase must not be empty") }
+        if let wait = throttle.waitBeforeNextAttempt() {
+            throw VarlinkError(name: VaultWireError.tooManyAttempts, parameters: ["retryAfterSeconds": .double(wait)])
+        }
+        do {
+            try await vault.changePassphrase(from: old, to: new)
+            throttle.recordSuccess()
+        } catch let error as VaultError where error.code == .wrongPassphrase {
+            throttle.recordFailure()
+            throw error
+        }
+        logger.info("passphrase changed", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+        return [:]
+    }
+}
+
+/// The version reported by `Status` and `GetInfo`.
+public enum SortedVaultVersion {
+    public static let current = "0.1.0"
+}

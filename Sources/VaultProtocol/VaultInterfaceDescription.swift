@@ -1,0 +1,89 @@
+/// The varlink interface description of `org.sortedvault.vault`: the API contract. It is byte for
+/// byte the committed `interfaces/org.sortedvault.vault.varlink` (a test keeps them equal).
+public enum VaultInterfaceDescription {
+    public static let name = "org.sortedvault.vault"
+
+    public static let text = #"""
+# The sortedvault item API: store, retrieve, delete and list secrets keyed by
+# service and account, and lock or unlock the vault. Every call is checked
+# against the daemon's access policy for the caller's kernel-reported uid, gid
+# and executable. Secrets travel as standard base64 in the parameter `secret`.
+interface org.sortedvault.vault
+
+# An item's metadata; never its secret. Times are seconds since 1970-01-01 UTC.
+type Item (
+  service: string,
+  account: string,
+  label: ?string,
+  attributes: [string]string,
+  created: float,
+  modified: float,
+  expires: ?float
+)
+
+# Inserts or replaces the item. `secret` is base64 (at most 512 KiB decoded).
+method Store(
+  service: string,
+  account: string,
+  secret: string,
+  label: ?string,
+  attributes: ?[string]string,
+  expires: ?float
+) -> ()
+
+# The item's secret (base64) and metadata.
+method Retrieve(service: string, account: string) -> (secret: string, item: Item)
+
+# Removes the item and scrubs its ciphertext from the data files.
+method Delete(service: string, account: string) -> ()
+
+# Metadata of the items the caller may list, optionally of one service only.
+method List(service: ?string) -> (items: []Item)
+
+# The daemon's state. Never returns secrets.
+method Status() -> (
+  locked: bool,
+  keySources: []string,
+  items: int,
+  version: string,
+  autoLockMinutes: int
+)
+
+# Unlocks a passphrase-protected vault. Key derivation runs off the serving
+# path: other clients keep being served meanwhile.
+method Unlock(passphrase: string) -> ()
+
+# Forgets the keys; item calls then fail with Locked until Unlock.
+method Lock() -> ()
+
+# Re-wraps the master key under a new passphrase; items are not re-encrypted.
+method ChangePassphrase(old: string, new: string) -> ()
+
+# No item for that service and account, or it expired.
+error NotFound (service: string, account: string)
+
+# The vault is locked: call Unlock first.
+error Locked ()
+
+# The access policy does not allow this caller to do this.
+error PermissionDenied (operation: string, service: ?string)
+
+# A parameter is missing, has the wrong type, or breaks a limit.
+error InvalidParameter (parameter: string, reason: string)
+
+# The passphrase did not unlock the vault.
+error WrongPassphrase ()
+
+# Too many failed unlocks: wait before trying again.
+error TooManyAttempts (retryAfterSeconds: float)
+
+# A stored record failed its integrity check.
+error IntegrityFailure (reason: string)
+
+# The store failed; `reason` says what to do.
+error StorageFailure (reason: string)
+
+# The daemon cannot do this in its current configuration.
+error Unsupported (reason: string)
+"""#
+}

@@ -1,0 +1,46 @@
+import Foundation
+
+/// Where sortedvault keeps its files, following the XDG base directory spec.
+///
+/// - socket: `$XDG_RUNTIME_DIR/sortedvault/socket` (the directory mode 0700)
+/// - vault: `$XDG_DATA_HOME/sortedvault/vault.db` (default `~/.local/share`)
+/// - key file: `$XDG_CONFIG_HOME/sortedvault/vault.key` (default `~/.config`)
+/// - policy and settings: `$XDG_CONFIG_HOME/sortedvault/policy/` when it exists, else built-in defaults
+public struct VaultPaths: Sendable, Equatable {
+    public var socket: String
+    public var dataDirectory: String
+    public var keyFile: String
+    public var policyDirectory: String?
+
+    public var database: String { dataDirectory + "/vault.db" }
+    public var socketDirectory: String { (socket as NSString).deletingLastPathComponent }
+
+    public init(socket: String, dataDirectory: String, keyFile: String, policyDirectory: String?) {
+        self.socket = socket
+        self.dataDirectory = dataDirectory
+        self.keyFile = keyFile
+        self.policyDirectory = policyDirectory
+    }
+
+    /// The default paths for this user, from the environment (never secrets: only locations).
+    public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> VaultPaths {
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else {
+            throw PathError("XDG_RUNTIME_DIR is not set: log in through a session manager (systemd-logind) or pass --socket PATH")
+        }
+        let data = environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.local/share"
+        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.config"
+        let policy = config + "/sortedvault/policy"
+        return VaultPaths(
+            socket: runtime + "/sortedvault/socket",
+            dataDirectory: data + "/sortedvault",
+            keyFile: config + "/sortedvault/vault.key",
+            policyDirectory: FileManager.default.fileExists(atPath: policy) ? policy : nil)
+    }
+}
+
+/// A location could not be worked out.
+public struct PathError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
