@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "Vault", targets: ["Vault"]),
         .library(name: "VaultSQLite", targets: ["VaultSQLite"]),
         .library(name: "VaultTesting", targets: ["VaultTesting"]),
+        .library(name: "VaultClient", targets: ["VaultClient"]),
+        .executable(name: "sortedvault", targets: ["sortedvault"]),
         .executable(name: "sortedvault-demo", targets: ["sortedvault-demo"]),
     ],
     dependencies: [
@@ -45,7 +47,29 @@ let package = Package(
             ]
         ),
         .target(name: "VaultPolicy"),
-        .executableTarget(name: "varlink-certification-server", dependencies: ["Varlink"]),
+        .target(name: "CLinuxShims"),
+        .executableTarget(
+            name: "varlink-certification-server",
+            dependencies: ["Varlink", .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(name: "VaultProtocol", dependencies: ["Varlink", "VaultCore"]),
+        .target(
+            name: "VaultDaemon",
+            dependencies: [
+                "Varlink", "VaultPolicy", "VaultProtocol", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(name: "VaultClient", dependencies: ["Varlink", "VaultProtocol", "VaultCore", "VaultCrypto"]),
+        .executableTarget(
+            name: "sortedvault",
+            dependencies: [
+                "VaultClient", "VaultDaemon", "VaultProtocol", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(name: "sortedvault-bench"),
         .executableTarget(
             name: "sortedvault-demo",
             dependencies: ["Vault", "VaultSQLite", "VaultCore", "VaultCrypto"]
@@ -53,6 +77,13 @@ let package = Package(
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
         .testTarget(name: "VaultPolicyTests", dependencies: ["VaultPolicy"]),
+        .testTarget(
+            name: "DaemonTests",
+            dependencies: [
+                "VaultClient", "VaultDaemon", "VaultProtocol", "Varlink", "VaultCore", "VaultCrypto", "VaultTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         .testTarget(
             name: "VaultTests",
             dependencies: [

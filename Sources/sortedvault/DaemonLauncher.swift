@@ -1,0 +1,68 @@
+import CLinuxShims
+import Foundation
+import VaultCore
+import VaultProtocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Starts the daemon when no socket answers, as gpg-agent does: a detached `sortedvault daemon` in
+/// its own session, then a short wait for its socket.
+enum DaemonLauncher {
+    static func ensureRunning(paths: VaultPaths, options: GlobalOptions) throws {
+        if socketAnswers(paths.socket) { return }
+        guard FileManager.default.fileExists(atPath: paths.database) else {
+            throw VaultError(.unavailable, "no vault at \(paths.database): create one with `sortedvault init`")
+        }
+        try spawnDaemon(arguments: ["daemon"] + options.daemonArguments)
+        // Wait up to 5 s for the socket; a daemon that fails to start says why in its own run.
+        for _ in 0..<500 {
+            if socketAnswers(paths.socket) { return }
+            usleep(10_000)
+        }
+        throw VaultError(.unavailable, "the daemon did not start; run `sortedvault daemon` in a terminal to see why")
+    }
+
+    /// Whether something accepts connections on `path`.
+    static func socketAnswers(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        } == 0
+    }
+
+    /// Spawns this same executable as a daemon in a new session, with standard input and output on
+    /// /dev/null, so it outlives the command and holds no terminal.
+    private static func spawnDaemon(arguments: [String]) throws {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))
+        guard length > 0 else { throw VaultError(.unavailable, "cannot find the sortedvault executable to start the daemon") }
+        let executable = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, sortedvault_posix_spawn_setsid())
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd: Int32 in [0, 1, 2] {
+            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+        }
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid = pid_t()
+        let status = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        guard status == 0 else {
+            throw VaultError(.unavailable, "cannot start the daemon: \(String(cString: strerror(status)))")
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import ArgumentParser
+import Foundation
+import VaultClient
+import VaultProtocol
+
+/// Options every command takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(help: "The daemon's socket (default: $XDG_RUNTIME_DIR/sortedvault/socket).")
+    var socket: String?
+
+    @Option(help: "Where the vault lives (default: $XDG_DATA_HOME/sortedvault).")
+    var dataDir: String?
+
+    @Option(help: "The key file of a key-file vault (default: $XDG_CONFIG_HOME/sortedvault/vault.key).")
+    var keyFile: String?
+
+    @Option(help: "The access-policy and settings directory (default: $XDG_CONFIG_HOME/sortedvault/policy, else built-in defaults).")
+    var policyDir: String?
+
+    @Flag(help: "Do not start the daemon when no socket answers.")
+    var noAutostart = false
+
+    /// The paths, with command-line overrides applied.
+    func paths() throws -> VaultPaths {
+        let environment = ProcessInfo.processInfo.environment
+        var paths: VaultPaths
+        if let socket {
+            // With an explicit socket, XDG_RUNTIME_DIR is not needed.
+            let fallback = ["XDG_RUNTIME_DIR": (socket as NSString).deletingLastPathComponent]
+            paths = try VaultPaths.standard(environment: environment.merging(fallback) { current, _ in current })
+            paths.socket = socket
+        } else {
+            paths = try VaultPaths.standard(environment: environment)
+        }
+        if let dataDir { paths.dataDirectory = dataDir }
+        if let keyFile { paths.keyFile = keyFile }
+        if let policyDir { paths.policyDirectory = policyDir }
+        return paths
+    }
+
+    /// A client for the daemon, started on demand unless `--no-autostart`.
+    func client() throws -> VaultClient {
+        let paths = try paths()
+        if !noAutostart { try DaemonLauncher.ensureRunning(paths: paths, options: self) }
+        return VaultClient(socketPath: paths.socket)
+    }
+
+    /// The flags to pass on to a daemon started on demand.
+    var daemonArguments: [String] {
+        var arguments: [String] = []
+        if let socket { arguments += ["--socket", socket] }
+        if let dataDir { arguments += ["--data-dir", dataDir] }
+        if let keyFile { arguments += ["--key-file", keyFile] }
+        if let policyDir { arguments += ["--policy-dir", policyDir] }
+        return arguments
+    }
+}

@@ -1,0 +1,108 @@
+import ArgumentParser
+import Foundation
+import VaultClient
+import VaultCore
+import VaultCrypto
+
+struct Store: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Store a secret (read from standard input, or a no-echo prompt).",
+        discussion: "The secret is the exact bytes on standard input. It is never taken from the command line.")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The service, e.g. com.sorted.api.") var service: String
+    @Argument(help: "The account within the service.") var account: String
+    @Argument(help: .hidden) var refusedSecret: String?
+    @Option(help: "A human-readable label.") var label: String?
+    @Option(name: .customLong("attribute"), help: "An attribute NAME=VALUE; repeat for more.") var attributes: [String] = []
+    @Option(help: "Forget the item after this many seconds.") var expiresIn: Double?
+
+    func validate() throws {
+        if refusedSecret != nil {
+            throw ValidationError("refusing a secret on the command line: other users can read it in /proc and your shell history. Pipe it on standard input instead: `printf %s \"$TOKEN\" | sortedvault store SERVICE ACCOUNT`")
+        }
+        for attribute in attributes where !attribute.contains("=") {
+            throw ValidationError("--attribute takes NAME=VALUE, got \(attribute.debugDescription)")
+        }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            var pairs: [String: String] = [:]
+            for attribute in attributes {
+                let parts = attribute.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                pairs[String(parts[0])] = String(parts[1])
+            }
+            let options = try StoreOptions(label: label, attributes: pairs, expiresAt: expiresIn.map { Date().addingTimeInterval($0) })
+            let key = try ItemKey(service: service, account: account)
+            let secret = try SecretInput.secret(prompt: "Secret for \(service)/\(account): ")
+            try await global.client().store(secret, for: key, options: options)
+        }
+    }
+}
+
+struct Retrieve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Write a secret's exact bytes to standard output.")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument var service: String
+    @Argument var account: String
+
+    func run() async throws {
+        try await reportingErrors {
+            let item = try await global.client().retrieve(ItemKey(service: service, account: account))
+            item.secret.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let n = write(1, raw.baseAddress! + offset, raw.count - offset)
+                    if n <= 0 { break }
+                    offset += n
+                }
+            }
+        }
+    }
+}
+
+struct Delete: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Delete an item and scrub it from the data files.")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument var service: String
+    @Argument var account: String
+
+    func run() async throws {
+        try await reportingErrors {
+            try await global.client().delete(ItemKey(service: service, account: account))
+        }
+    }
+}
+
+struct List: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List items (metadata only, never secrets).")
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Only this service's items.") var service: String?
+    @Flag(help: "JSON output.") var json = false
+
+    func run() async throws {
+        try await reportingErrors {
+            let items = try await global.client().list(service: service)
+            if json {
+                let rows = items.map { item -> [String: String] in
+                    var row = ["service": item.service, "account": item.account]
+                    if let label = item.label { row["label"] = label }
+                    if let expires = item.expiresAt { row["expires"] = ISO8601DateFormatter().string(from: expires) }
+                    row["modified"] = ISO8601DateFormatter().string(from: item.modifiedAt)
+                    return row
+                }
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+                print(String(decoding: try encoder.encode(rows), as: UTF8.self))
+            } else {
+                for item in items {
+                    print([item.service, item.account, item.label ?? ""].joined(separator: "\t"))
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import VaultCore
+import VaultCrypto
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads secrets without putting them on argv or in the environment: from a pipe, from a numbered
+/// descriptor, or from a no-echo prompt on the terminal. Bytes go straight into secure memory.
+enum SecretInput {
+    /// All of standard input (the exact bytes), or a no-echo prompt when it is a terminal.
+    static func secret(prompt: String) throws -> SecureBytes {
+        if isatty(0) == 1 { return try promptNoEcho(prompt) }
+        return try readAll(fd: 0, limit: Limits.maximumSecretBytes, what: "the secret")
+    }
+
+    /// A passphrase from `fd` (up to the first newline) or, without one, a no-echo prompt.
+    static func passphrase(fd: Int32?, prompt: String) throws -> SecureBytes {
+        if let fd {
+            let all = try readAll(fd: fd, limit: 4096, what: "the passphrase")
+            return firstLine(of: all)
+        }
+        guard isatty(0) == 1 || FileManager.default.isReadableFile(atPath: "/dev/tty") else {
+            throw VaultError.invalidArgument("no terminal to ask for the passphrase: pass it on a descriptor with --passphrase-fd N")
+        }
+        return try promptNoEcho(prompt)
+    }
+
+    /// Reads up to `limit` bytes; more is an error that names the limit.
+    static func readAll(fd: Int32, limit: Int, what: String) throws -> SecureBytes {
+        var length = 0
+        let buffer = try SecureBytes(count: limit + 1) { out in
+            while length < out.count {
+                let n = read(fd, out.baseAddress! + length, out.count - length)
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 { throw VaultError.invalidArgument("cannot read \(what): \(String(cString: strerror(errno)))") }
+                if n == 0 { break }
+                length += n
+            }
+        }
+        guard length <= limit else {
+            throw VaultError.invalidArgument("\(what) is over the limit of \(limit) bytes; nothing was stored")
+        }
+        return buffer.withUnsafeBytes { SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<length])) }
+    }
+
+    /// Asks on the controlling terminal with echo off, and restores the terminal whatever happens.
+    static func promptNoEcho(_ prompt: String) throws -> SecureBytes {
+        let tty = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        guard tty >= 0 else { throw VaultError.invalidArgument("no terminal to prompt on: pipe the secret on standard input") }
+        defer { close(tty) }
+        var saved = termios()
+        guard tcgetattr(tty, &saved) == 0 else { throw VaultError.invalidArgument("cannot control the terminal") }
+        var quiet = saved
+        quiet.c_lflag &= ~tcflag_t(ECHO)
+        _ = tcsetattr(tty, TCSAFLUSH, &quiet)
+        defer {
+            _ = tcsetattr(tty, TCSAFLUSH, &saved)
+            _ = write(tty, "\n", 1)
+        }
+        _ = prompt.withCString { write(tty, $0, strlen($0)) }
+        let line = try readAll(fd: tty, limit: 4096, what: "the input", untilNewline: true)
+        return line
+    }
+
+    private static func readAll(fd: Int32, limit: Int, what: String, untilNewline: Bool) throws -> SecureBytes {
+        var length = 0
+        let buffer = try SecureBytes(count: limit + 1) { out in
+            while length < out.count {
+                let n = read(fd, out.baseAddress! + length, 1)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                if out[length] == UInt8(ascii: "\n") { break }
+                length += 1
+            }
+        }
+        guard length <= limit else { throw VaultError.invalidArgument("\(what) is too long") }
+        return buffer.withUnsafeBytes { SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<length])) }
+    }
+
+    /// The bytes before the first newline.
+    static func firstLine(of bytes: SecureBytes) -> SecureBytes {
+        bytes.withUnsafeBytes { raw in
+            let end = raw.firstIndex(of: UInt8(ascii: "\n")) ?? raw.count
+            return SecureBytes(copying: UnsafeRawBufferPointer(rebasing: raw[0..<end]))
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Vault
+import VaultCore
+import VaultCrypto
+import VaultDaemon
+import VaultProtocol
+import VaultSQLite
+
+struct Init: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create a new vault.",
+        discussion: """
+            passphrase: the daemon starts locked until `sortedvault unlock`.
+            keyfile: a random key is written to the key file (mode 0600) and the daemon unlocks itself at start;
+            for headless service accounts.
+            """)
+
+    enum KeySourceKind: String, ExpressibleByArgument, CaseIterable { case passphrase, keyfile }
+    enum Cost: String, ExpressibleByArgument, CaseIterable { case interactive, moderate, sensitive }
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "What protects the vault key.") var keySource: KeySourceKind = .passphrase
+    @Option(help: "Read the passphrase from this file descriptor instead of the terminal.") var passphraseFd: Int32?
+    @Option(help: "Argon2id cost for the passphrase (moderate ≈ 0.6 s).") var kdfCost: Cost = .moderate
+    @Flag(help: .hidden) var unsafeKdfCostForTesting = false
+
+    func run() async throws {
+        try await reportingErrors {
+            let paths = try global.paths()
+            try FileManager.default.createDirectory(atPath: paths.dataDirectory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            if FileManager.default.fileExists(atPath: paths.database) {
+                throw VaultError(.alreadyInitialized, "a vault already exists at \(paths.database); nothing was changed")
+            }
+            let source: NewKeySource
+            switch keySource {
+            case .passphrase:
+                let passphrase: SecureBytes
+                if let fd = passphraseFd {
+                    passphrase = try SecretInput.passphrase(fd: fd, prompt: "")
+                } else {
+                    passphrase = try SecretInput.passphrase(fd: nil, prompt: "New vault passphrase: ")
+                    let again = try SecretInput.passphrase(fd: nil, prompt: "Passphrase again: ")
+                    guard passphrase == again else { throw VaultError.invalidArgument("the passphrases differ; nothing was created") }
+                }
+                guard passphrase.count > 0 else { throw VaultError.invalidArgument("the passphrase must not be empty") }
+                source = .passphrase(passphrase, cost: unsafeKdfCostForTesting ? .unsafeMinimumForTesting : argon2Cost)
+            case .keyfile:
+                let directory = (paths.keyFile as NSString).deletingLastPathComponent
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
+                try KeyFile.create(at: paths.keyFile)
+                source = .keyFile(try KeyFile.load(from: paths.keyFile))
+            }
+            let storage = try SQLiteSealedStorage(path: paths.database)
+            _ = try await EncryptedVault.create(storage: storage, keySource: source)
+            try storage.close()
+            print("created a vault at \(paths.database)")
+            if keySource == .keyfile { print("key file: \(paths.keyFile) (keep it private; back it up)") }
+            print("next: any command starts the daemon\(keySource == .passphrase ? "; unlock it with `sortedvault unlock`" : "")")
+        }
+    }
+
+    private var argon2Cost: Argon2Cost {
+        switch kdfCost {
+        case .interactive: return .interactive
+        case .moderate: return .moderate
+        case .sensitive: return .sensitive
+        }
+    }
+}
+
+struct DaemonCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "daemon",
+        abstract: "Run the daemon in the foreground (systemd runs this; other commands start it on demand).")
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel: Logger.Level = .info
+    @Option(help: .hidden) var unsafeClockFile: String?
+
+    func run() async throws {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "sortedvault.daemon")
+        do {
+            var configuration = DaemonConfiguration(paths: try global.paths(), inheritedListener: DaemonConfiguration.systemdListener())
+            if let unsafeClockFile {
+                logger.warning("test clock in use: time comes from \(unsafeClockFile)")
+                configuration.clock = FileClock(path: unsafeClockFile)
+            }
+            try await VaultDaemon.Daemon.run(configuration, logger: logger)
+        } catch let error as DaemonError {
+            throw fail(error.description, .failure)
+        } catch let error as VaultError {
+            throw fail(error.reason, ExitStatus(error.code))
+        }
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

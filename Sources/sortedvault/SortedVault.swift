@@ -1,0 +1,20 @@
+import ArgumentParser
+
+/// `sortedvault`: the command-line face of the vault. Every item command talks to the per-user daemon
+/// over its socket, starting it on demand.
+@main
+struct SortedVault: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sortedvault",
+        abstract: "A keychain-style credential and token vault for Linux.",
+        discussion: """
+            Secrets are read from standard input (or a no-echo prompt on a terminal), never from the command line.
+            Exit codes: 0 success, 1 not found, 2 vault locked, 3 permission denied, 4 daemon unreachable,
+            5 wrong passphrase or key, 6 integrity failure, 7 other failure, 64 bad usage.
+            """,
+        version: "0.1.0",
+        subcommands: [
+            Init.self, Store.self, Retrieve.self, Delete.self, List.self, Status.self,
+            Lock.self, Unlock.self, ChangePassphrase.self, DaemonCommand.self,
+        ])
+}

@@ -1,0 +1,95 @@
+import ArgumentParser
+import Foundation
+import VaultClient
+import VaultCore
+import VaultCrypto
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show whether the vault is locked, and how many items it holds.")
+
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "JSON output.") var json = false
+
+    func run() async throws {
+        try await reportingErrors {
+            let status = try await global.client().status()
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+                print(String(decoding: try encoder.encode(status), as: UTF8.self))
+            } else {
+                print("vault: \(status.locked ? "locked" : "unlocked")")
+                print("items: \(status.items)")
+                print("key sources: \(status.keySources.joined(separator: ", "))")
+                print("auto-lock: \(status.autoLockMinutes == 0 ? "off" : "after \(status.autoLockMinutes) idle minutes")")
+                print("daemon: sortedvault \(status.version) at \(try global.paths().socket)")
+            }
+        }
+    }
+}
+
+struct Lock: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Lock the vault: the daemon forgets its keys.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        try await reportingErrors {
+            try await global.client().lockVault()
+        }
+    }
+}
+
+struct Unlock: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Unlock the vault with its passphrase.")
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Read the passphrase from this file descriptor instead of the terminal.") var passphraseFd: Int32?
+
+    func run() async throws {
+        try await reportingErrors {
+            let client = try global.client()
+            let passphrase = try SecretInput.passphrase(fd: passphraseFd, prompt: "Vault passphrase: ")
+            try await client.unlock(passphrase: passphrase)
+        }
+    }
+}
+
+struct ChangePassphrase: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Change the vault's passphrase (items are not re-encrypted).",
+        discussion: "With --passphrase-fd N, descriptor N holds the old passphrase on the first line and the new one on the second.")
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Read old and new passphrases, one per line, from this descriptor.") var passphraseFd: Int32?
+
+    func run() async throws {
+        try await reportingErrors {
+            let client = try global.client()
+            let (old, new): (SecureBytes, SecureBytes)
+            if let fd = passphraseFd {
+                let both = try SecretInput.readAll(fd: fd, limit: 8192, what: "the passphrases")
+                (old, new) = PassphrasePair.split(both)
+            } else {
+                old = try SecretInput.passphrase(fd: nil, prompt: "Current passphrase: ")
+                new = try SecretInput.passphrase(fd: nil, prompt: "New passphrase: ")
+                let again = try SecretInput.passphrase(fd: nil, prompt: "New passphrase again: ")
+                guard new == again else { throw VaultError.invalidArgument("the new passphrases differ; nothing was changed") }
+            }
+            try await client.changePassphrase(from: old, to: new)
+        }
+    }
+}
+
+/// Splits "old\nnew\n" into its two lines, in secure memory.
+enum PassphrasePair {
+    static func split(_ bytes: SecureBytes) -> (SecureBytes, SecureBytes) {
+        bytes.withUnsafeBytes { raw in
+            let first = raw.firstIndex(of: UInt8(ascii: "\n")) ?? raw.count
+            let rest = first < raw.count ? first + 1 : raw.count
+            let second = raw[rest...].firstIndex(of: UInt8(ascii: "\n")) ?? raw.count
+            return (SecureBytes(copying: UnsafeRawBufferPointer(rebasing: raw[0..<first])),
+                    SecureBytes(copying: UnsafeRawBufferPointer(rebasing: raw[rest..<second])))
+        }
+    }
+}
