@@ -1,0 +1,164 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A private world for the real `sortedvault` binary: its own HOME and XDG directories in a temp
+/// dir, a daemon process it starts and stops, and helpers to run CLI commands against it.
+final class CLIHarness: @unchecked Sendable {
+    struct Result {
+        let status: Int32
+        let stdout: Data
+        let stderr: String
+        var text: String { String(decoding: stdout, as: UTF8.self) }
+    }
+
+    let root: String
+    var runtimeDir: String { root + "/run" }
+    var socket: String { runtimeDir + "/sortedvault/socket" }
+    var dataDir: String { root + "/data/sortedvault" }
+    var database: String { dataDir + "/vault.db" }
+    var configDir: String { root + "/config/sortedvault" }
+    private(set) var daemon: Subprocess?
+    var daemonLogPath: String { root + "/daemon.log" }
+
+    /// The built `sortedvault` executable: next to this test bundle in the build directory.
+    static let executable: String = {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let length = readlink("/proc/self/exe", &buffer, 4095)
+        let bundle = String(decoding: buffer[0..<max(length, 0)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return ((bundle as NSString).deletingLastPathComponent as NSString).appendingPathComponent("sortedvault")
+    }()
+
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    init() throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("sv-cli-\(UUID().uuidString.prefix(8))").path
+        for directory in [root, runtimeDir, root + "/data", root + "/config", root + "/home"] {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
+            throw HarnessError("the sortedvault binary is not built at \(Self.executable): run `swift build` first")
+        }
+    }
+
+    deinit {
+        if let daemon {
+            daemon.signal(SIGKILL)
+            daemon.wait()
+        }
+        killStrayDaemons()
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = root + "/home"
+        environment["XDG_RUNTIME_DIR"] = runtimeDir
+        environment["XDG_DATA_HOME"] = root + "/data"
+        environment["XDG_CONFIG_HOME"] = root + "/config"
+        return environment
+    }
+
+    /// Runs `sortedvault ARGS` with `input` on standard input and waits for it.
+    @discardableResult
+    func run(_ arguments: [String], input: Data = Data(), prefix: [String] = []) throws -> Result {
+        let argv = prefix + [Self.executable] + arguments
+        let (status, out, err) = try Subprocess.run(argv, environment: environment, input: input)
+        return Result(status: status, stdout: out, stderr: String(decoding: err, as: UTF8.self))
+    }
+
+    /// `sortedvault init --key-source keyfile`.
+    func initKeyFileVault() throws {
+        let result = try run(["init", "--key-source", "keyfile"])
+        guard result.status == 0 else { throw HarnessError("init failed: \(result.stderr)") }
+    }
+
+    /// `sortedvault init` with a passphrase at the test cost.
+    func initPassphraseVault(_ passphrase: String) throws {
+        let result = try run(["init", "--key-source", "passphrase", "--passphrase-fd", "0", "--unsafe-kdf-cost-for-testing"],
+                             input: Data((passphrase + "\n").utf8))
+        guard result.status == 0 else { throw HarnessError("init failed: \(result.stderr)") }
+    }
+
+    /// Starts `sortedvault daemon` and waits until its socket answers.
+    func startDaemon(extraArguments: [String] = []) throws {
+        let log = open(daemonLogPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer { close(log); close(null) }
+        let process = try Subprocess.spawn([Self.executable, "daemon"] + extraArguments, environment: environment,
+                                           stdin: null, stdout: log, stderr: log)
+        daemon = process
+        let deadline = Date().addingTimeInterval(20)
+        var status: Int32 = 0
+        while Date() < deadline {
+            if socketAnswers() { return }
+            if process.hasExited(status: &status) {
+                daemon = nil
+                throw HarnessError("the daemon exited with \(status): \(daemonOutput())")
+            }
+            usleep(5_000)
+        }
+        throw HarnessError("the daemon did not open its socket in 20 s: \(daemonOutput())")
+    }
+
+    /// Sends SIGTERM and waits; returns the exit status.
+    @discardableResult
+    func stopDaemon() -> Int32 {
+        guard let daemon else { return -1 }
+        daemon.signal(SIGTERM)
+        self.daemon = nil
+        return daemon.wait()
+    }
+
+    /// SIGKILL, as a crash.
+    func killDaemon() {
+        guard let daemon else { return }
+        daemon.signal(SIGKILL)
+        daemon.wait()
+        self.daemon = nil
+    }
+
+    func daemonOutput() -> String {
+        (try? String(contentsOfFile: daemonLogPath, encoding: .utf8)) ?? ""
+    }
+
+    func socketAnswers() -> Bool {
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(socket.utf8)) }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        } == 0
+    }
+
+    /// Daemons started on demand by the CLI are not our child: find them by their socket argument-free
+    /// environment (their XDG_RUNTIME_DIR is ours) and kill them.
+    func killStrayDaemons() {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return }
+        for entry in entries {
+            guard let pid = Int32(entry), pid != getpid(),
+                  let environ = FileManager.default.contents(atPath: "/proc/\(entry)/environ") else { continue }
+            if environ.range(of: Data("XDG_RUNTIME_DIR=\(runtimeDir)\0".utf8)) != nil {
+                kill(pid, SIGKILL)
+            }
+        }
+    }
+
+    /// All bytes of the vault's data files.
+    func dataFiles() -> [(String, Data)] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: dataDir)) ?? []).compactMap { name in
+            FileManager.default.contents(atPath: dataDir + "/" + name).map { (name, $0) }
+        }
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

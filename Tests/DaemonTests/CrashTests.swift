@@ -1,0 +1,55 @@
+import Foundation
+import GRDB
+import Testing
+import VaultClient
+import VaultCore
+import VaultCrypto
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension DaemonSuite {
+    /// kill -9 in the middle of a stream of stores: every acknowledged store survives and opens.
+    @Suite struct CrashTests {
+        @Test func everyAcknowledgedStoreSurvives100Kill9s() async throws {
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            var acknowledged: [(String, [UInt8])] = []
+            for round in 0..<100 {
+                try cli.startDaemon()
+                let client = VaultClient(socketPath: cli.socket, timeout: .seconds(5))
+                let writer = Task.detached { () -> [(String, [UInt8])] in
+                    var done: [(String, [UInt8])] = []
+                    for i in 0..<10_000 {
+                        let account = "r\(round)-\(i)"
+                        let secret = SecureRandom.bytes(count: 64)
+                        do {
+                            try await client.store(SecureBytes(copying: secret), service: "crash", account: account)
+                            done.append((account, secret))
+                        } catch {
+                            break  // the daemon died mid-request: this store was not acknowledged
+                        }
+                    }
+                    return done
+                }
+                usleep(UInt32.random(in: 5_000...40_000))
+                cli.killDaemon()
+                acknowledged += await writer.value
+            }
+            #expect(acknowledged.count > 100, "too few stores were acknowledged to mean anything")
+
+            // The database passes its integrity check, and every acknowledged item opens.
+            let queue = try DatabaseQueue(path: cli.database)
+            #expect(try await queue.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") } == ["ok"])
+            try queue.close()
+            try cli.startDaemon()
+            let client = VaultClient(socketPath: cli.socket)
+            for (account, secret) in acknowledged {
+                let item = try await client.retrieve(service: "crash", account: account)
+                #expect(item.secret.constantTimeEquals(secret), "acknowledged store \(account) came back different")
+            }
+            cli.stopDaemon()
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Testing
+import VaultCrypto
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension DaemonSuite {
+    /// The built `sortedvault` binary against a real daemon on a real socket.
+    @Suite struct EndToEndTests {
+        @Test func roundTripOfA1KiBSecretThroughTheBinaryLeavesNoPlaintextOnDisk() throws {
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            try cli.startDaemon()
+            let secret = SecureRandom.bytes(count: 1024)
+            let service = "com.e2e.\(UUID().uuidString.prefix(8))"
+            let account = "acct-\(UUID().uuidString.prefix(8))"
+
+            #expect(try cli.run(["store", service, account], input: Data(secret)).status == 0)
+            let retrieved = try cli.run(["retrieve", service, account])
+            #expect(retrieved.status == 0)
+            #expect(Array(retrieved.stdout) == secret, "retrieve did not return exactly the stored bytes")
+            let listed = try cli.run(["list"])
+            #expect(listed.text.contains(service) && listed.text.contains(account))
+            let json = try cli.run(["list", "--json", "--service", service])
+            #expect(json.status == 0 && json.text.contains("\"account\" : \"\(account)\""))
+
+            let needles: [[UInt8]] = [secret, Array(service.utf8), Array(account.utf8),
+                                      Array(Data(secret).base64EncodedString().utf8),
+                                      Array(secret.map { String(format: "%02x", $0) }.joined().utf8)]
+            func scan() -> [String] {
+                cli.dataFiles().flatMap { name, bytes in needles.compactMap { bytes.range(of: Data($0)) == nil ? nil : name } }
+            }
+            #expect(scan().isEmpty, "secret or names found in the data files while stored")
+
+            #expect(try cli.run(["delete", service, account]).status == 0)
+            let missing = try cli.run(["retrieve", service, account])
+            #expect(missing.status == 1)
+            #expect(missing.stderr.contains("no item"))
+            #expect(scan().isEmpty, "secret or names found in the data files after delete")
+            #expect(cli.stopDaemon() == 0)
+            #expect(!FileManager.default.fileExists(atPath: cli.socket), "the socket was not removed on SIGTERM")
+        }
+
+        @Test func passphraseVaultStartsLockedAndUnlocksThroughTheCLI() throws {
+            let cli = try CLIHarness()
+            try cli.initPassphraseVault("open sesame")
+            try cli.startDaemon()
+            let locked = try cli.run(["retrieve", "s", "a"])
+            #expect(locked.status == 2)
+            #expect(locked.stderr.contains("sortedvault unlock"))
+            let wrong = try cli.run(["unlock", "--passphrase-fd", "0"], input: Data("not it\n".utf8))
+            #expect(wrong.status == 5)
+            #expect(!wrong.stderr.contains("not it"))
+            // The failed attempt throttles the next one for a second.
+            usleep(1_100_000)
+            #expect(try cli.run(["unlock", "--passphrase-fd", "0"], input: Data("open sesame\n".utf8)).status == 0)
+            #expect(try cli.run(["store", "s", "a"], input: Data("v".utf8)).status == 0)
+            #expect(try cli.run(["retrieve", "s", "a"]).text == "v")
+            #expect(try cli.run(["status"]).text.contains("unlocked"))
+            #expect(try cli.run(["lock"]).status == 0)
+            #expect(try cli.run(["retrieve", "s", "a"]).status == 2)
+            #expect(try cli.run(["delete", "s", "missing"]).status == 2, "locked must win over not found")
+            cli.stopDaemon()
+        }
+
+        @Test func aSecretOnTheCommandLineIsRefused() throws {
+            let cli = try CLIHarness()
+            let result = try cli.run(["store", "s", "a", "hunter2"])
+            #expect(result.status == 64)
+            #expect(result.stderr.contains("refusing a secret on the command line"))
+            #expect(!result.stderr.contains("hunter2"))
+        }
+
+        @Test func theCLIStartsTheDaemonOnDemand() throws {
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            #expect(!cli.socketAnswers())
+            #expect(try cli.run(["store", "svc", "acct"], input: Data("x".utf8)).status == 0)
+            #expect(cli.socketAnswers())
+            #expect(try cli.run(["retrieve", "svc", "acct"]).text == "x")
+            cli.killStrayDaemons()
+        }
+
+        @Test func withoutAutostartAnAbsentDaemonIsItsOwnExitCode() throws {
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            let result = try cli.run(["status", "--no-autostart"])
+            #expect(result.status == 4)
+            #expect(result.stderr.contains("sortedvault daemon"))
+        }
+
+        @Test func aSecondDaemonDoesNotTakeOverALiveSocketButAStaleOneIsReplaced() throws {
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            try cli.startDaemon()
+            let second = try cli.run(["daemon"])
+            #expect(second.status != 0)
+            #expect(second.stderr.contains("already"))
+            #expect(cli.socketAnswers(), "the live daemon lost its socket")
+            cli.killDaemon()
+            #expect(FileManager.default.fileExists(atPath: cli.socket), "SIGKILL should leave a stale socket behind")
+            try cli.startDaemon()
+            #expect(try cli.run(["status"]).status == 0)
+            cli.stopDaemon()
+        }
+
+        @Test func theSocketIsPrivate() throws {
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            try cli.startDaemon()
+            let socketMode = try FileManager.default.attributesOfItem(atPath: cli.socket)[.posixPermissions] as? Int
+            let directoryMode = try FileManager.default.attributesOfItem(atPath: cli.runtimeDir + "/sortedvault")[.posixPermissions] as? Int
+            #expect(socketMode == 0o600)
+            #expect(directoryMode == 0o700)
+            cli.stopDaemon()
+        }
+
+        @Test func aSymlinkedSocketDirectoryIsRefused() throws {
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            try FileManager.default.createDirectory(atPath: cli.root + "/elsewhere", withIntermediateDirectories: false)
+            try FileManager.default.createSymbolicLink(atPath: cli.runtimeDir + "/sortedvault", withDestinationPath: cli.root + "/elsewhere")
+            let result = try cli.run(["daemon"])
+            #expect(result.status != 0)
+            #expect(result.stderr.contains("symbolic link"))
+        }
+
+        @Test func helpExistsForEveryVerb() throws {
+            let cli = try CLIHarness()
+            for verb in ["init", "store", "retrieve", "delete", "list", "status", "lock", "unlock", "change-passphrase", "daemon"] {
+                let result = try cli.run([verb, "--help"])
+                #expect(result.status == 0, "\(verb) --help failed")
+                #expect(result.text.contains("USAGE"), "\(verb) --help printed no usage")
+            }
+            #expect(try cli.run(["--generate-completion-script", "bash"]).text.contains("_sortedvault"))
+        }
+    }
+}
