@@ -1,0 +1,148 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `sortedvault-bench`: measures the daemon against a running ssh-agent with the same client code.
+/// `scripts/bench` builds it in release mode, starts both servers, and runs it; see README.
+///
+///   sortedvault-bench rpc VAULT_SOCKET AGENT_SOCKET [REQUESTS]
+///   sortedvault-bench store VAULT_SOCKET [COUNT]
+///   sortedvault-bench fill VAULT_SOCKET COUNT DAEMON_PID
+@main
+struct Bench {
+    static func main() throws {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        switch arguments.first {
+        case "rpc" where arguments.count >= 3:
+            try rpc(vault: arguments[1], agent: arguments[2], requests: arguments.count > 3 ? Int(arguments[3])! : 20_000)
+        case "store" where arguments.count >= 2:
+            try durableStore(vault: arguments[1], count: arguments.count > 2 ? Int(arguments[2])! : 2_000)
+        case "fill" where arguments.count == 4:
+            try fill(vault: arguments[1], count: Int(arguments[2])!, pid: Int32(arguments[3])!)
+        default:
+            FileHandle.standardError.write(Data("usage: sortedvault-bench rpc VAULT AGENT [N] | store VAULT [N] | fill VAULT N PID\n".utf8))
+            exit(64)
+        }
+    }
+
+    static let retrieve = Array(#"{"method":"org.sortedvault.vault.Retrieve","parameters":{"service":"bench","account":"token"}}"#.utf8) + [0]
+    static let identities: [UInt8] = [0, 0, 0, 1, 11]  // SSH2_AGENTC_REQUEST_IDENTITIES
+
+    struct Target {
+        let name: String
+        let path: String
+        let framing: BenchSocket.Framing
+        let request: [UInt8]
+    }
+
+    static func rpc(vault: String, agent: String, requests: Int) throws {
+        // The item the vault serves: a 1 KiB token.
+        let seed = Array(#"{"method":"org.sortedvault.vault.Store","parameters":{"service":"bench","account":"token","secret":""#.utf8)
+            + Array(Data(repeating: 0x41, count: 1024).base64EncodedString().utf8) + Array(#""}}"#.utf8) + [0]
+        _ = try BenchSocket(path: vault, framing: .nulTerminated).roundTrip(seed)
+
+        let targets = [
+            Target(name: "sortedvault Retrieve", path: vault, framing: .nulTerminated, request: retrieve),
+            Target(name: "ssh-agent identities", path: agent, framing: .lengthPrefixed, request: identities),
+        ]
+        print("| mode | clients | server | p50 µs | p99 µs | requests/s |")
+        print("| --- | ---: | --- | ---: | ---: | ---: |")
+        var ratios: [String] = []
+        for persistent in [true, false] {
+            for clients in [1, 16] {
+                var results: [Measurement] = []
+                for target in targets {
+                    let perClient = (persistent ? requests : requests / 4) / clients
+                    let measurement = try measure(target, clients: clients, perClient: perClient, persistent: persistent)
+                    results.append(measurement)
+                    print("| \(persistent ? "persistent" : "connect per request") | \(clients) | \(target.name) | \(fmt(measurement.p50)) | \(fmt(measurement.p99)) | \(Int(measurement.throughput)) |")
+                }
+                ratios.append("\(persistent ? "persistent" : "connect-per-request"), \(clients) client(s): latency p50 \(String(format: "%.2f", results[0].p50 / results[1].p50))× ssh-agent, throughput \(String(format: "%.2f", results[0].throughput / results[1].throughput))× ssh-agent")
+            }
+        }
+        print("")
+        for line in ratios { print("- " + line) }
+    }
+
+    struct Measurement {
+        let p50: Double
+        let p99: Double
+        let throughput: Double
+    }
+
+    static func measure(_ target: Target, clients: Int, perClient: Int, persistent: Bool) throws -> Measurement {
+        // Warm up.
+        let warm = try BenchSocket(path: target.path, framing: target.framing)
+        for _ in 0..<200 { _ = try warm.roundTrip(target.request) }
+
+        let latencies = LatencyLog(capacity: clients * perClient)
+        let errors = LatencyLog(capacity: 1)
+        let start = DispatchTime.now().uptimeNanoseconds
+        DispatchQueue.concurrentPerform(iterations: clients) { _ in
+            do {
+                var socket = persistent ? try BenchSocket(path: target.path, framing: target.framing) : nil
+                var local: [Double] = []
+                local.reserveCapacity(perClient)
+                for _ in 0..<perClient {
+                    let t0 = DispatchTime.now().uptimeNanoseconds
+                    if !persistent { socket = try BenchSocket(path: target.path, framing: target.framing) }
+                    _ = try socket!.roundTrip(target.request)
+                    local.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1000)
+                }
+                latencies.append(local)
+            } catch {
+                errors.append([1])
+            }
+        }
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        guard errors.values.isEmpty else { throw BenchError("\(target.name): a client failed") }
+        let sorted = latencies.values.sorted()
+        return Measurement(p50: sorted[sorted.count / 2], p99: sorted[sorted.count * 99 / 100], throughput: Double(sorted.count) / elapsed)
+    }
+
+    static func durableStore(vault: String, count: Int) throws {
+        let socket = try BenchSocket(path: vault, framing: .nulTerminated)
+        let secret = Data(repeating: 0x42, count: 256).base64EncodedString()
+        var latencies: [Double] = []
+        for i in 0..<count {
+            let request = Array(#"{"method":"org.sortedvault.vault.Store","parameters":{"service":"durable","account":"a\#(i)","secret":"\#(secret)"}}"#.utf8) + [0]
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            _ = try socket.roundTrip(request)
+            latencies.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1000)
+        }
+        latencies.sort()
+        print("durable store (synchronous=FULL, acknowledged after fsync), \(count) new items: p50 \(fmt(latencies[count / 2])) µs, p99 \(fmt(latencies[count * 99 / 100])) µs")
+    }
+
+    static func fill(vault: String, count: Int, pid: Int32) throws {
+        let before = rss(pid)
+        let socket = try BenchSocket(path: vault, framing: .nulTerminated)
+        let secret = Data(repeating: 0x43, count: 512).base64EncodedString()
+        for i in 0..<count {
+            let request = Array(#"{"method":"org.sortedvault.vault.Store","parameters":{"service":"fill.\#(i % 50)","account":"user-\#(i)","secret":"\#(secret)"}}"#.utf8) + [0]
+            _ = try socket.roundTrip(request)
+        }
+        let list = Array(#"{"method":"org.sortedvault.vault.List","parameters":{}}"#.utf8) + [0]
+        _ = try socket.roundTrip(list)
+        print("daemon RSS: \(before / 1024) MiB before, \(rss(pid) / 1024) MiB with \(count) items (after a full List)")
+    }
+
+    /// VmRSS of `pid` in KiB.
+    static func rss(_ pid: Int32) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return -1 }
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? -1
+    }
+
+    static func fmt(_ value: Double) -> String { String(format: "%.1f", value) }
+}
+
+/// Collects results from concurrent clients.
+final class LatencyLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private(set) var values: [Double] = []
+    init(capacity: Int) { values.reserveCapacity(capacity) }
+    func append(_ more: [Double]) { lock.withLock { values += more } }
+}
