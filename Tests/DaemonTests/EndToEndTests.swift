@@ -106,6 +106,36 @@ extension DaemonSuite {
             cli.stopDaemon()
         }
 
+        /// What systemd's socket activation does: bind the socket, pass it as descriptor 3 with
+        /// LISTEN_PID and LISTEN_FDS, and exec the daemon (same pid).
+        @Test func aSocketActivatedDaemonServesTheInheritedListener() throws {
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            try FileManager.default.createDirectory(atPath: cli.runtimeDir + "/sortedvault", withIntermediateDirectories: false,
+                                                    attributes: [.posixPermissions: 0o700])
+            let launcher = """
+                import os, socket, sys
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.bind(sys.argv[1]); s.listen(16)
+                os.dup2(s.fileno(), 3)
+                os.environ["LISTEN_FDS"] = "1"; os.environ["LISTEN_PID"] = str(os.getpid())
+                os.execv(sys.argv[2], [sys.argv[2], "daemon"])
+                """
+            let log = open(cli.daemonLogPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+            let null = open("/dev/null", O_RDONLY)
+            let daemon = try Subprocess.spawn(["/usr/bin/python3", "-c", launcher, cli.socket, CLIHarness.executable],
+                                              environment: cli.environment, stdin: null, stdout: log, stderr: log)
+            close(log); close(null)
+            defer { daemon.signal(SIGKILL); daemon.wait() }
+            for _ in 0..<1000 where !cli.socketAnswers() { usleep(10_000) }
+            let stored = try cli.run(["store", "s", "a", "--no-autostart"], input: Data("activated".utf8))
+            #expect(stored.status == 0, "\(stored.stderr) / daemon: \(cli.daemonOutput())")
+            #expect(try cli.run(["retrieve", "s", "a", "--no-autostart"]).text == "activated")
+            #expect(cli.daemonOutput().contains("inherited"))
+            daemon.signal(SIGTERM)
+            #expect(daemon.wait() == 0)
+        }
+
         @Test func theSocketIsPrivate() throws {
             let cli = try CLIHarness()
             try cli.initKeyFileVault()
