@@ -1,4 +1,5 @@
 import Foundation
+import VaultProtocol
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -62,23 +63,6 @@ struct SocketDirectory: Sendable {
         }
     }
 
-    private static func socketAnswers(_ path: String) -> Bool {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        return result == 0
-    }
-
     private static func removeStaleSocket(_ path: String) throws {
         var info = stat()
         guard lstat(path, &info) == 0 else { return }  // nothing there
@@ -87,7 +71,7 @@ struct SocketDirectory: Sendable {
         }
         // We hold the lock, so no live daemon of ours owns this socket; still, never take over a
         // socket that answers.
-        if socketAnswers(path) {
+        if SocketProbe.answers(at: path) {
             throw DaemonError("refusing to start: a process is already listening on \(path); stop it first")
         }
         guard unlink(path) == 0 else {

@@ -11,32 +11,17 @@ import Glibc
 /// its own session, then a short wait for its socket.
 enum DaemonLauncher {
     static func ensureRunning(paths: VaultPaths, options: GlobalOptions) throws {
-        if socketAnswers(paths.socket) { return }
+        if SocketProbe.answers(at: paths.socket) { return }
         guard FileManager.default.fileExists(atPath: paths.database) else {
             throw VaultError(.unavailable, "no vault at \(paths.database): create one with `sortedvault init`")
         }
         try spawnDaemon(arguments: ["daemon"] + options.daemonArguments)
         // Wait up to 5 s for the socket; a daemon that fails to start says why in its own run.
         for _ in 0..<500 {
-            if socketAnswers(paths.socket) { return }
+            if SocketProbe.answers(at: paths.socket) { return }
             usleep(10_000)
         }
         throw VaultError(.unavailable, "the daemon did not start; run `sortedvault daemon` in a terminal to see why")
-    }
-
-    /// Whether something accepts connections on `path`.
-    static func socketAnswers(_ path: String) -> Bool {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        } == 0
     }
 
     /// Spawns this same executable as a daemon in a new session, with standard input and output on

@@ -117,12 +117,14 @@ extension DaemonSuite {
                 import os, socket, sys
                 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                 s.bind(sys.argv[1]); s.listen(16)
-                os.dup2(s.fileno(), 3)
+                if s.fileno() != 3:
+                    os.dup2(s.fileno(), 3)
+                os.set_inheritable(3, True)
                 os.environ["LISTEN_FDS"] = "1"; os.environ["LISTEN_PID"] = str(os.getpid())
                 os.execv(sys.argv[2], [sys.argv[2], "daemon"])
                 """
-            let log = open(cli.daemonLogPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-            let null = open("/dev/null", O_RDONLY)
+            let log = open(cli.daemonLogPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+            let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
             let daemon = try Subprocess.spawn(["/usr/bin/python3", "-c", launcher, cli.socket, CLIHarness.executable],
                                               environment: cli.environment, stdin: null, stdout: log, stderr: log)
             close(log); close(null)
