@@ -149,13 +149,24 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
             let dispatcher = self.dispatcher
             let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
             let eventLoop = context.eventLoop
-            handlerTask = Task {
+            let executor = self.taskExecutor(for: eventLoop)
+            handlerTask = Task(executorPreference: executor) {
                 let result = await dispatcher.dispatch(call, context: callContext)
                 eventLoop.execute {
                     loopBoundSelf.value.finish(call, result)
                 }
             }
         }
+    }
+
+    private var cachedExecutor: EventLoopTaskExecutor?
+
+    /// One executor per connection, made on first use.
+    private func taskExecutor(for eventLoop: any EventLoop) -> EventLoopTaskExecutor {
+        if let cachedExecutor { return cachedExecutor }
+        let executor = EventLoopTaskExecutor(eventLoop)
+        cachedExecutor = executor
+        return executor
     }
 
     private func finish(_ call: VarlinkCall, _ result: Result<[String: JSONValue], VarlinkError>) {

@@ -1,7 +1,8 @@
 import CSodium
 
 /// Secret bytes kept in libsodium's guarded heap: `sodium_malloc` places them between guard pages and
-/// `mlock`s them so they stay out of swap; `sodium_free` zeroes them when the last reference goes.
+/// `mlock`s them so they stay out of swap; they are zeroed when the last reference goes (and the block
+/// returned to ``SecureAllocator``'s pool or to `sodium_free`).
 ///
 /// ```swift
 /// let key = SecureBytes(randomCount: 32)
@@ -12,9 +13,10 @@ import CSodium
 /// do not copy the bytes into a `String`, `Array` or `Data` that outlives the call. `==` runs in constant
 /// time for a given length. `description` never shows the contents.
 public final class SecureBytes: @unchecked Sendable {
-    // Invariant: `base` points to `max(count, 1)` bytes from `sodium_malloc`, written only during
+    // Invariant: `base` points to `capacity` bytes from `SecureAllocator`, written only during
     // initialisation, so concurrent reads are safe; that is what makes the `@unchecked Sendable` sound.
     private let base: UnsafeMutableRawPointer
+    private let capacity: Int
     /// The number of secret bytes.
     public let count: Int
 
@@ -22,7 +24,8 @@ public final class SecureBytes: @unchecked Sendable {
     public init(count: Int, initializingWith initializer: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows {
         precondition(count >= 0, "SecureBytes count must not be negative")
         ensureSodium()
-        guard let pointer = sodium_malloc(max(count, 1)) else {
+        let capacity = SecureAllocator.capacity(for: count)
+        guard let pointer = SecureAllocator.allocate(capacity: capacity) else {
             // Out of guarded memory; refusing to fall back to the ordinary heap keeps the guarantee.
             fatalError("sodium_malloc could not allocate \(count) bytes of secure memory")
         }
@@ -31,10 +34,11 @@ public final class SecureBytes: @unchecked Sendable {
         do {
             try initializer(UnsafeMutableRawBufferPointer(start: pointer, count: count))
         } catch {
-            sodium_free(pointer)  // zeroes first
+            SecureAllocator.release(pointer, capacity: capacity)  // zeroes first
             throw error
         }
         base = pointer
+        self.capacity = capacity
         self.count = count
     }
 
@@ -53,7 +57,7 @@ public final class SecureBytes: @unchecked Sendable {
     }
 
     deinit {
-        sodium_free(base)  // zeroes, then releases the guarded pages
+        SecureAllocator.release(base, capacity: capacity)  // zeroes, then pools or frees
     }
 
     /// Gives read access to the bytes for the duration of `body`.

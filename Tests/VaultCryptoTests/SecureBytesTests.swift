@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import VaultCrypto
 
@@ -25,6 +26,36 @@ import VaultCrypto
 
     @Test func randomBytesDiffer() {
         #expect(SecureBytes(randomCount: 32) != SecureBytes(randomCount: 32))
+    }
+
+    @Test func releasedMemoryIsZeroedBeforeItIsReused() {
+        for size in [1, 32, 100, 4096, 5000] {
+            for _ in 0..<100 {
+                _ = SecureBytes(count: size) { $0.initializeMemory(as: UInt8.self, repeating: 0xA5) }
+            }
+            for _ in 0..<100 {
+                var sawOldBytes = false
+                _ = SecureBytes(count: size) { buffer in
+                    // Fresh libsodium blocks are filled with 0xdb on purpose; an old secret's bytes never come back.
+                    sawOldBytes = buffer.contains(0xA5)
+                    buffer.initializeMemory(as: UInt8.self, repeating: 0x5A)
+                }
+                #expect(!sawOldBytes, "a \(size)-byte block was handed out with old contents")
+            }
+        }
+    }
+
+    @Test func base64RoundTripsInSecureMemory() {
+        for size in [0, 1, 2, 3, 31, 1024] {
+            let bytes = SecureRandom.bytes(count: size)
+            let secret = SecureBytes(copying: bytes)
+            let encoded = secret.base64EncodedString()
+            #expect(encoded == Data(bytes).base64EncodedString())
+            #expect(SecureBytes(base64Encoded: encoded)?.constantTimeEquals(bytes) == true)
+        }
+        for bad in ["*", "abc", "ab=c", "YQ== ", " YQ==", "YQ==YQ=="] {
+            #expect(SecureBytes(base64Encoded: bad) == nil, "\(bad) decoded")
+        }
     }
 
     @Test func emptySecretIsUsable() {
