@@ -12,6 +12,8 @@ struct AccessControl: Sendable {
     /// Throws the interface's `PermissionDenied` unless the policy allows the call.
     func require(_ peer: PeerCredentials, _ operation: String, service: String?) throws {
         let decision = policy.decide(request(peer, operation, service))
+        // Allowed calls are logged at debug level: build the line only when someone will see it.
+        guard !decision.allowed || logger.logLevel <= .debug else { return }
         var metadata: Logger.Metadata = [
             "uid": "\(peer.uid)", "gid": "\(peer.gid)", "pid": "\(peer.pid)",
             "exe": "\(peer.executable ?? "?")", "operation": "\(operation)", "decision": "\(decision)",

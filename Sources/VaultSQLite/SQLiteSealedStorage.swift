@@ -97,7 +97,7 @@ public final class SQLiteSealedStorage: SealedStorage {
 
     public func readHeader() async throws -> [UInt8]? {
         try readNow("read the vault header") { db in
-            try Data.fetchOne(db, sql: "SELECT body FROM vault_header WHERE id = 1").map { Array($0) }
+            try Data.fetchOne(db.cachedStatement(sql: "SELECT body FROM vault_header WHERE id = 1")).map { Array($0) }
         }
     }
 
@@ -121,8 +121,8 @@ public final class SQLiteSealedStorage: SealedStorage {
 
     public func record(for lookup: [UInt8]) async throws -> SealedRecord? {
         try readNow("read an item") { db in
-            try Row.fetchOne(db, sql: "SELECT lookup, revision, expires_at, metadata, secret FROM items WHERE lookup = ?",
-                             arguments: [Data(lookup)]).map { try Self.record(from: $0, withSecret: true) }
+            let statement = try db.cachedStatement(sql: "SELECT lookup, revision, expires_at, metadata, secret FROM items WHERE lookup = ?")
+            return try Row.fetchOne(statement, arguments: [Data(lookup)]).map { try Self.record(from: $0, withSecret: true) }
         }
     }
 
