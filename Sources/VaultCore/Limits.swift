@@ -25,7 +25,12 @@ func validateText(_ value: String, what: String, maxBytes: Int, allowEmpty: Bool
     if length > maxBytes {
         throw VaultError.invalidArgument("\(what) is \(length) bytes; the limit is \(maxBytes)")
     }
-    if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+    // ASCII (the common case) needs only a byte compare; other text gets the Unicode category check.
+    let isASCII = value.utf8.allSatisfy { $0 < 0x80 }
+    let hasControl = isASCII
+        ? value.utf8.contains { $0 < 0x20 || $0 == 0x7F }
+        : value.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    if hasControl {
         throw VaultError.invalidArgument("\(what) must not contain control characters")
     }
 }
