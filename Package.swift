@@ -1,7 +1,8 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Dependencies point one way: CSodium ← VaultCrypto ← VaultCore ← Vault ← VaultSQLite ← executables.
+// Dependencies point one way: CSodium ← VaultCrypto ← VaultCore ← Vault ← VaultSQLite ← executables;
+// VaultCore ← VaultSession (the OAuth2 login logic, no I/O) ← VaultOAuthHTTP (URLSession) ← VaultDaemon.
 // VaultCrypto is the only importer of libsodium; VaultSQLite sees only ciphertext.
 // Varlink (the socket protocol) and VaultPolicy (access rules) know nothing of crypto or storage;
 // VaultDaemon wires them to a vault, VaultClient speaks the protocol, and the `sortedvault`
@@ -15,6 +16,8 @@ let package = Package(
         .library(name: "VaultSQLite", targets: ["VaultSQLite"]),
         .library(name: "VaultTesting", targets: ["VaultTesting"]),
         .library(name: "VaultClient", targets: ["VaultClient"]),
+        .library(name: "VaultSession", targets: ["VaultSession"]),
+        .library(name: "VaultOAuthHTTP", targets: ["VaultOAuthHTTP"]),
         .executable(name: "sortedvault", targets: ["sortedvault"]),
         .executable(name: "sortedvault-demo", targets: ["sortedvault-demo"]),
     ],
@@ -37,10 +40,17 @@ let package = Package(
             name: "VaultSQLite",
             dependencies: ["Vault", "VaultCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .target(name: "VaultTesting", dependencies: ["VaultCore", "VaultCrypto"]),
+        .target(name: "VaultTesting", dependencies: ["VaultCore", "VaultCrypto", "VaultSession"]),
+        .target(name: "BoundedJSON"),
+        .target(
+            name: "VaultSession",
+            dependencies: ["VaultCore", "VaultCrypto", "BoundedJSON", .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(name: "VaultOAuthHTTP", dependencies: ["VaultSession", "VaultCore", "VaultCrypto"]),
         .target(
             name: "Varlink",
             dependencies: [
+                "BoundedJSON",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -57,14 +67,16 @@ let package = Package(
             name: "VaultDaemon",
             dependencies: [
                 "Varlink", "VaultPolicy", "VaultProtocol", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
+                "VaultSession", "VaultOAuthHTTP",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "VaultClient", dependencies: ["Varlink", "VaultProtocol", "VaultCore", "VaultCrypto"]),
+        .target(name: "VaultClient", dependencies: ["Varlink", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession"]),
         .executableTarget(
             name: "sortedvault",
             dependencies: [
                 "VaultClient", "VaultDaemon", "VaultProtocol", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
+                "VaultSession",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -76,11 +88,13 @@ let package = Package(
         ),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
+        .testTarget(name: "VaultSessionTests", dependencies: ["VaultSession", "VaultCore", "VaultCrypto", "VaultTesting", "BoundedJSON"]),
         .testTarget(name: "VaultPolicyTests", dependencies: ["VaultPolicy"]),
         .testTarget(
             name: "DaemonTests",
             dependencies: [
                 "VaultClient", "VaultDaemon", "VaultProtocol", "Varlink", "VaultCore", "VaultCrypto", "VaultTesting",
+                "VaultSession", "VaultOAuthHTTP", "Vault", "VaultSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
