@@ -1,0 +1,337 @@
+#!/usr/bin/env python3
+"""A real OAuth2 provider for sortedvault's tests: Django + django-oauth-toolkit (DOT).
+
+Usage: .venv/bin/python3 Tests/Support/oauth-provider/provider.py --state-dir DIR
+           [--port N] [--access-token-seconds S]
+
+Listens on 127.0.0.1 only. When ready it writes the port to DIR/port (atomically) and prints
+"READY port=N". State (users, client, tokens) lives in DIR/provider.sqlite3, so a restart with
+the same state dir keeps every token valid.
+
+Fixtures: user "ada" / "correct horse battery"; confidential client "sorted-app" with secret
+"sorted-app-secret" (stored hashed, as DOT does by default), grant type password (+ refresh).
+
+Endpoints: DOT's POST /o/token/, /o/revoke_token/, /o/introspect/ (the client authenticates
+with HTTP Basic or client_secret_post), plus loopback test controls:
+  GET  /test/stats       counters (see STATS below)
+  POST /test/delay       {"seconds": x}  hold every refresh_token answer x s after it is committed
+  POST /test/fail        {"count": n, "status": 503}  answer the next n /o/token/ requests with
+                         that status and {"error": "temporarily_unavailable"}, unprocessed
+  POST /test/revoke-all  delete every access and refresh token
+"""
+import argparse
+import json
+import os
+import signal
+import socketserver
+import sys
+import threading
+import time
+import warnings
+from urllib.parse import parse_qs
+from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer
+
+CLIENT_ID = "sorted-app"
+CLIENT_SECRET = "sorted-app-secret"
+USERNAME = "ada"
+PASSWORD = "correct horse battery"
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--state-dir", required=True)
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--access-token-seconds", type=int, default=3600)
+    p.add_argument("--quiet", action="store_true", help="do not log requests to stderr")
+    return p.parse_args()
+
+
+ARGS = parse_args()
+STATE_DIR = os.path.abspath(ARGS.state_dir)
+os.makedirs(STATE_DIR, exist_ok=True)
+
+# DOT warns (DeprecationWarning) whenever the password grant is used (RFC 9700); the tests use
+# that grant on purpose.
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+
+from django.conf import settings  # noqa: E402
+
+settings.configure(
+    DEBUG=False,
+    SECRET_KEY="sortedvault-test-provider-not-a-secret",
+    ALLOWED_HOSTS=["127.0.0.1", "localhost"],
+    ROOT_URLCONF=__name__,
+    INSTALLED_APPS=["django.contrib.contenttypes", "django.contrib.auth", "oauth2_provider"],
+    MIDDLEWARE=["django.middleware.common.CommonMiddleware"],  # enforces ALLOWED_HOSTS
+    USE_TZ=True,
+    TIME_ZONE="UTC",
+    DEFAULT_AUTO_FIELD="django.db.models.BigAutoField",
+    DATABASES={
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": os.path.join(STATE_DIR, "provider.sqlite3"),
+            # Threads write concurrently: take the write lock at BEGIN and wait for it.
+            "OPTIONS": {
+                "timeout": 30,
+                "transaction_mode": "IMMEDIATE",
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
+        }
+    },
+    # Real salted PBKDF2 (for the user's password and the hashed client secret), with fewer
+    # rounds than Django's 1,000,000 so that each token request does not burn ~0.25 s of CPU.
+    PASSWORD_HASHERS=[f"{__name__}.TestPBKDF2PasswordHasher"],
+    # Quiet: no Django/DOT log records on stderr (the request handler logs one line a request).
+    LOGGING={
+        "version": 1,
+        "disable_existing_loggers": False,
+        "handlers": {"null": {"class": "logging.NullHandler"}},
+        "root": {"handlers": ["null"]},
+        "loggers": {"django": {"handlers": ["null"], "propagate": False}},
+    },
+    OAUTH2_PROVIDER={
+        "SCOPES": {"read": "Read secrets", "write": "Write secrets"},
+        "DEFAULT_SCOPES": ["read", "write"],
+        "ACCESS_TOKEN_EXPIRE_SECONDS": ARGS.access_token_seconds,
+        "REFRESH_TOKEN_EXPIRE_SECONDS": None,
+        "ROTATE_REFRESH_TOKEN": True,
+        "REFRESH_TOKEN_REUSE_PROTECTION": True,
+        "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 0,
+        "CLIENT_SECRET_HASHER": "default",
+        "OAUTH2_GRANT_TYPES_SUPPORTED": ["password", "refresh_token"],
+    },
+)
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.contrib.auth.hashers import PBKDF2PasswordHasher  # noqa: E402
+from django.contrib.auth.models import User  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import close_old_connections, transaction  # noqa: E402
+from django.http import JsonResponse  # noqa: E402
+from django.urls import path  # noqa: E402
+from django.views.decorators.csrf import csrf_exempt  # noqa: E402
+from oauth2_provider.models import AccessToken, Application, RefreshToken  # noqa: E402
+from oauth2_provider.views import IntrospectTokenView, RevokeTokenView, TokenView  # noqa: E402
+
+
+class TestPBKDF2PasswordHasher(PBKDF2PasswordHasher):
+    iterations = 20_000  # same algorithm name; verification reads the rounds from the hash
+
+
+# ---- test-control state -------------------------------------------------------------------
+
+LOCK = threading.Lock()
+STATS = {
+    "token_requests": {"password": 0, "refresh_token": 0, "other": 0},
+    "refresh_responses": {},
+    "revocations": 0,
+}
+CONTROL = {"delay": 0.0, "fail_count": 0, "fail_status": 503}
+
+
+def _grant_type(request):
+    try:
+        return parse_qs(request.body.decode("utf-8", "replace")).get("grant_type", [""])[0]
+    except Exception:
+        return ""
+
+
+_dot_token = TokenView.as_view()
+_dot_revoke = RevokeTokenView.as_view()
+_dot_introspect = IntrospectTokenView.as_view()  # authenticates the client by Basic or body
+
+
+@csrf_exempt
+def token(request):
+    grant = _grant_type(request) if request.method == "POST" else ""
+    with LOCK:
+        if request.method == "POST":
+            key = grant if grant in ("password", "refresh_token") else "other"
+            STATS["token_requests"][key] += 1
+        fail = None
+        if CONTROL["fail_count"] > 0:
+            CONTROL["fail_count"] -= 1
+            fail = CONTROL["fail_status"]
+    if fail is not None:
+        response = JsonResponse({"error": "temporarily_unavailable"}, status=fail)
+    else:
+        response = _dot_token(request)  # DOT commits the rotated tokens before returning
+    if grant == "refresh_token":
+        with LOCK:
+            code = str(response.status_code)
+            STATS["refresh_responses"][code] = STATS["refresh_responses"].get(code, 0) + 1
+            delay = CONTROL["delay"]
+        if fail is None and delay > 0:
+            close_old_connections()
+            time.sleep(delay)
+    return response
+
+
+@csrf_exempt
+def revoke(request):
+    if request.method == "POST":
+        with LOCK:
+            STATS["revocations"] += 1
+    return _dot_revoke(request)
+
+
+def _loopback_only(view):
+    @csrf_exempt
+    def wrapped(request):
+        if request.META.get("REMOTE_ADDR") not in ("127.0.0.1", "::1"):
+            return JsonResponse({"error": "forbidden"}, status=403)
+        return view(request)
+
+    return wrapped
+
+
+def _json_body(request):
+    try:
+        data = json.loads(request.body or b"{}")
+        return data if isinstance(data, dict) else {}
+    except ValueError:
+        return {}
+
+
+@_loopback_only
+def test_stats(request):
+    with LOCK:
+        return JsonResponse(json.loads(json.dumps(STATS)))
+
+
+@_loopback_only
+def test_delay(request):
+    if request.method != "POST":
+        return JsonResponse({"error": "method_not_allowed"}, status=405)
+    seconds = float(_json_body(request).get("seconds", 0) or 0)
+    with LOCK:
+        CONTROL["delay"] = max(0.0, seconds)
+    return JsonResponse({"delay": CONTROL["delay"]})
+
+
+@_loopback_only
+def test_fail(request):
+    if request.method != "POST":
+        return JsonResponse({"error": "method_not_allowed"}, status=405)
+    body = _json_body(request)
+    with LOCK:
+        CONTROL["fail_count"] = max(0, int(body.get("count", 1)))
+        CONTROL["fail_status"] = int(body.get("status", 503))
+        return JsonResponse({"count": CONTROL["fail_count"], "status": CONTROL["fail_status"]})
+
+
+@_loopback_only
+def test_revoke_all(request):
+    if request.method != "POST":
+        return JsonResponse({"error": "method_not_allowed"}, status=405)
+    with transaction.atomic():
+        refresh = RefreshToken.objects.all().delete()[0]
+        access = AccessToken.objects.all().delete()[0]
+    return JsonResponse({"deleted_refresh_tokens": refresh, "deleted_access_tokens": access})
+
+
+urlpatterns = [
+    path("o/token/", token),
+    path("o/revoke_token/", revoke),
+    path("o/introspect/", _dot_introspect),
+    path("test/stats", test_stats),
+    path("test/delay", test_delay),
+    path("test/fail", test_fail),
+    path("test/revoke-all", test_revoke_all),
+]
+
+
+# ---- database ---------------------------------------------------------------------------------
+
+def prepare_database():
+    call_command("migrate", verbosity=0, interactive=False, skip_checks=True)
+    with transaction.atomic():
+        user = User.objects.filter(username=USERNAME).first()
+        if user is None:
+            user = User.objects.create_user(USERNAME, password=PASSWORD)
+        if not Application.objects.filter(client_id=CLIENT_ID).exists():
+            # Saved in plaintext here; DOT's ClientSecretField hashes it on save (make_password),
+            # and authenticates clients with check_password against the hash.
+            Application.objects.create(
+                name="sortedvault tests",
+                client_id=CLIENT_ID,
+                client_secret=CLIENT_SECRET,
+                hash_client_secret=True,
+                client_type=Application.CLIENT_CONFIDENTIAL,
+                authorization_grant_type=Application.GRANT_PASSWORD,
+                redirect_uris="",
+                user=user,
+            )
+
+
+# ---- HTTP server ------------------------------------------------------------------------------
+
+class ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+    allow_reuse_address = True  # SO_REUSEADDR: a restart can bind the same port at once
+
+    def handle_error(self, request, client_address):
+        # e.g. the client was killed while its answer was held: one line, no traceback.
+        print(f"provider: connection error: {sys.exc_info()[1]!r}", file=sys.stderr, flush=True)
+
+
+class QuietServerHandler(ServerHandler):
+    def log_exception(self, exc_info):
+        print(f"provider: error: {exc_info[1]!r}", file=sys.stderr, flush=True)
+
+
+class TerseRequestHandler(WSGIRequestHandler):
+    def log_request(self, code="-", size="-"):
+        if not ARGS.quiet:
+            route = self.path.split("?", 1)[0]  # never log query strings (could hold tokens)
+            print(f"provider: {self.command} {route} {code}", file=sys.stderr, flush=True)
+
+    def log_message(self, format, *args):
+        pass
+
+    def handle(self):
+        # wsgiref's handle() with our ServerHandler (terse errors).
+        self.raw_requestline = self.rfile.readline(65537)
+        if len(self.raw_requestline) > 65536:
+            self.send_error(414)
+            return
+        if not self.parse_request():
+            return
+        handler = QuietServerHandler(self.rfile, self.wfile, self.get_stderr(), self.get_environ(),
+                                     multithread=True)
+        handler.request_handler = self
+        handler.run(self.server.get_app())
+
+
+def main():
+    prepare_database()
+    from django.core.wsgi import get_wsgi_application
+
+    app = get_wsgi_application()
+    server = ThreadingWSGIServer(("127.0.0.1", ARGS.port), TerseRequestHandler)
+    server.set_app(app)
+    port = server.server_address[1]
+
+    tmp = os.path.join(STATE_DIR, f".port.{os.getpid()}")
+    with open(tmp, "w") as f:
+        f.write(f"{port}\n")
+    os.replace(tmp, os.path.join(STATE_DIR, "port"))
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
+    thread.start()
+    print(f"READY port={port}", flush=True)
+    while not stop.wait(1.0):
+        pass
+    server.shutdown()
+    server.server_close()
+    print("provider: stopped", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    main()
