@@ -20,4 +20,11 @@ public struct ItemKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(service.debugDescription)/\(account.debugDescription)" }
+
+    /// Services starting with this are sortedvault's own records (logins, queued revocations). The
+    /// daemon's item API refuses them, so a client reaches them only through the session API.
+    public static let reservedServicePrefix = "sortedvault/"
+
+    /// Whether this item belongs to sortedvault itself (see ``reservedServicePrefix``).
+    public var isReserved: Bool { service.hasPrefix(Self.reservedServicePrefix) }
 }

@@ -14,6 +14,7 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
             case notFound, locked, invalidArgument, integrityFailure, storageFailure
             case wrongPassphrase, notInitialized, alreadyInitialized, unsupportedFormat
             case kdfCostOutOfBounds, keySourceRejected, permissionDenied, unavailable, duplicate
+            case providerRejected
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -46,6 +47,9 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let unavailable = Code(.unavailable)
         /// The item already exists and the caller asked not to replace it.
         public static let duplicate = Code(.duplicate)
+        /// An OAuth2 provider refused a request for a reason other than a dead refresh token
+        /// (`invalid_client`, an unreadable answer…): the saved client settings need fixing.
+        public static let providerRejected = Code(.providerRejected)
 
         /// A stable, machine-readable name such as `notFound`.
         public var name: String { value.rawValue }

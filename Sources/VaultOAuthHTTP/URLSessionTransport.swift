@@ -1,0 +1,114 @@
+import Foundation
+import VaultCrypto
+import VaultSession
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The real ``OAuthTransport``: Foundation's URLSession (libcurl on Linux), ephemeral — no cookies,
+/// no cache, no credential store — with a bounded time per request and a bounded answer size, and
+/// redirects refused so tokens and client credentials go only to the configured endpoint.
+///
+/// ```swift
+/// let sessions = SessionManager(store: vault, transport: URLSessionTransport(), clock: SystemClock())
+/// ```
+///
+/// Request bodies are copied out of secure memory into the `Data` URLSession needs; that copy is
+/// wiped when the request is done, but copies libcurl makes are out of reach.
+public final class URLSessionTransport: NSObject, OAuthTransport, URLSessionDataDelegate, @unchecked Sendable {
+    // Invariant: `session` is set once in init; `tasks` is touched only under `lock`.
+    private var session: URLSession!
+    private let timeout: TimeInterval
+    private let lock = NSLock()
+    private var tasks: [Int: Pending] = [:]
+
+    private final class Pending {
+        let continuation: CheckedContinuation<OAuthHTTPResponse, any Error>
+        var status = 0
+        var body = Data()
+        var tooLarge = false
+        init(_ continuation: CheckedContinuation<OAuthHTTPResponse, any Error>) { self.continuation = continuation }
+    }
+
+    /// - Parameter timeout: the most one request may take, connection included.
+    public init(timeout: TimeInterval = 15) {
+        self.timeout = timeout
+        super.init()
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
+        configuration.timeoutIntervalForResource = timeout
+        configuration.httpCookieStorage = nil
+        configuration.urlCache = nil
+        configuration.urlCredentialStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
+    }
+
+    deinit {
+        session.invalidateAndCancel()
+    }
+
+    public func post(_ request: OAuthHTTPRequest) async throws -> OAuthHTTPResponse {
+        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
+        urlRequest.httpMethod = "POST"
+        urlRequest.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        urlRequest.setValue("application/json", forHTTPHeaderField: "Accept")
+        urlRequest.setValue("no-store", forHTTPHeaderField: "Cache-Control")
+        if let authorization = request.authorization {
+            urlRequest.setValue(authorization.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }, forHTTPHeaderField: "Authorization")
+        }
+        var body = request.body.withUnsafeBytes { Data($0) }
+        defer { body.resetBytes(in: 0..<body.count) }
+        urlRequest.httpBody = body
+        return try await withCheckedThrowingContinuation { continuation in
+            let task = session.dataTask(with: urlRequest)
+            lock.withLock { tasks[task.taskIdentifier] = Pending(continuation) }
+            task.resume()
+        }
+    }
+
+    // MARK: URLSessionDataDelegate
+
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                           completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+        lock.withLock { tasks[dataTask.taskIdentifier]?.status = (response as? HTTPURLResponse)?.statusCode ?? 0 }
+        completionHandler(.allow)
+    }
+
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let cancel = lock.withLock { () -> Bool in
+            guard let pending = tasks[dataTask.taskIdentifier] else { return false }
+            guard pending.body.count + data.count <= OAuthHTTPResponse.maximumBodyBytes else {
+                pending.tooLarge = true
+                return true
+            }
+            pending.body.append(data)
+            return false
+        }
+        if cancel { dataTask.cancel() }
+    }
+
+    public func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                           newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+        completionHandler(nil)  // answer with the redirect itself; never resend credentials elsewhere
+    }
+
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let pending = lock.withLock({ tasks.removeValue(forKey: task.taskIdentifier) }) else { return }
+        defer { pending.body.resetBytes(in: 0..<pending.body.count) }
+        if pending.tooLarge {
+            pending.continuation.resume(throwing: OAuthTransportError(
+                "the answer from \(task.originalRequest?.url?.host ?? "the provider") was larger than \(OAuthHTTPResponse.maximumBodyBytes) bytes"))
+        } else if let error {
+            let nsError = error as NSError
+            let what = nsError.code == NSURLErrorTimedOut ? "did not answer within \(Int(timeout)) s" : "could not be reached (\(nsError.localizedDescription))"
+            pending.continuation.resume(throwing: OAuthTransportError("\(task.originalRequest?.url?.host ?? "the provider") \(what)"))
+        } else {
+            pending.continuation.resume(returning: OAuthHTTPResponse(status: pending.status, body: SecureBytes(copying: pending.body)))
+        }
+    }
+}

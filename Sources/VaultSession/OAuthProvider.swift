@@ -1,0 +1,81 @@
+import Foundation
+import VaultCore
+import VaultCrypto
+
+/// Where and how a session is refreshed and revoked: the provider's endpoints and this app's client
+/// credentials (RFC 6749 §2.3). Stored with the session, sealed like every secret.
+///
+/// ```swift
+/// let provider = try OAuthProvider(
+///     tokenEndpoint: URL(string: "https://auth.sorted.app/oauth/token")!,
+///     revocationEndpoint: URL(string: "https://auth.sorted.app/oauth/revoke")!,
+///     clientID: "sorted-desktop")
+/// ```
+///
+/// Endpoints must be `https`, or `http` to a loopback address (a provider on this machine). Requests
+/// never follow redirects, so client credentials and tokens go only where they were configured to go.
+public struct OAuthProvider: Sendable, Equatable, CustomStringConvertible {
+    /// How the client authenticates at the token and revocation endpoints (RFC 6749 §2.3.1).
+    public enum ClientAuthentication: String, Sendable, CaseIterable {
+        /// `Authorization: Basic` with the form-encoded client id and secret; what RFC 6749 requires
+        /// every server to support. A client without a secret sends only `client_id` in the body.
+        case basic
+        /// `client_id` and `client_secret` in the request body (`client_secret_post`).
+        case post
+    }
+
+    public var tokenEndpoint: URL
+    public var revocationEndpoint: URL?
+    public var clientID: String
+    /// The client secret of a confidential client; nil for a public client.
+    public var clientSecret: SecureBytes?
+    public var clientAuthentication: ClientAuthentication
+
+    public init(tokenEndpoint: URL, revocationEndpoint: URL? = nil, clientID: String, clientSecret: SecureBytes? = nil,
+                clientAuthentication: ClientAuthentication = .basic) throws {
+        try Self.checkEndpoint(tokenEndpoint, what: "token endpoint")
+        if let revocationEndpoint { try Self.checkEndpoint(revocationEndpoint, what: "revocation endpoint") }
+        guard !clientID.isEmpty, clientID.utf8.count <= 1024, clientID.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7F }) else {
+            throw VaultError.invalidArgument("the client id must be 1 to 1024 bytes without control characters")
+        }
+        if let clientSecret, clientSecret.count > 4096 {
+            throw VaultError.invalidArgument("the client secret is longer than 4096 bytes")
+        }
+        self.tokenEndpoint = tokenEndpoint
+        self.revocationEndpoint = revocationEndpoint
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.clientAuthentication = clientAuthentication
+    }
+
+    /// Accepts `https` anywhere and `http` only on loopback; no user info, no fragment.
+    static func checkEndpoint(_ url: URL, what: String) throws {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+              let scheme = components.scheme?.lowercased(), let host = components.host, !host.isEmpty else {
+            throw VaultError.invalidArgument("the \(what) must be an absolute https URL")
+        }
+        guard components.user == nil, components.password == nil, components.fragment == nil else {
+            throw VaultError.invalidArgument("the \(what) must not carry user info or a fragment")
+        }
+        guard url.absoluteString.utf8.count <= 2048 else {
+            throw VaultError.invalidArgument("the \(what) is longer than 2048 bytes")
+        }
+        let loopback = ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host.lowercased()) || host.hasPrefix("127.")
+        switch scheme {
+        case "https": return
+        case "http" where loopback: return
+        default:
+            throw VaultError.invalidArgument("the \(what) must use https (plain http is allowed only to a loopback address)")
+        }
+    }
+
+    public static func == (lhs: OAuthProvider, rhs: OAuthProvider) -> Bool {
+        lhs.tokenEndpoint == rhs.tokenEndpoint && lhs.revocationEndpoint == rhs.revocationEndpoint
+            && lhs.clientID == rhs.clientID && lhs.clientAuthentication == rhs.clientAuthentication
+            && lhs.clientSecret == rhs.clientSecret
+    }
+
+    public var description: String {
+        "OAuthProvider(\(tokenEndpoint.absoluteString), client: \(clientID.debugDescription), secret: \(clientSecret == nil ? "none" : "<redacted>"))"
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import VaultCore
+import VaultCrypto
+
+extension SessionManager {
+    /// Logs out: wipes the login from the store, then revokes its tokens at the provider's
+    /// revocation endpoint (RFC 7009) when one is configured.
+    ///
+    /// Idempotent: logging out with no login stored succeeds with `wasLoggedIn == false`. The
+    /// revocation is journalled (sealed) before the login is wiped, so a crash in the middle is
+    /// finished by ``resume()``; when the provider cannot be reached the login is still wiped at
+    /// once and the revocation stays queued until it goes through.
+    public func logout(_ key: ItemKey) async throws -> LogoutResult {
+        let (queued, wasLoggedIn) = try await withKeyLock(key) { () -> (QueuedRevocation?, Bool) in
+            guard let session = try await storedSession(key) else {
+                forget(key)
+                return (nil, false)
+            }
+            var queued: QueuedRevocation?
+            if session.provider.revocationEndpoint != nil {
+                let revocation = QueuedRevocation(for: session, login: key, at: clock.now)
+                try await store.store(revocation.sealedRecord(), for: try revocation.item, options: try revocationOptions(for: session))
+                queuedRevocations[revocation.id] = RetryState(failures: 0, notBefore: clock.now)
+                queued = revocation
+            }
+            try await wipe(key, event: .loggedOut)
+            return (queued, true)
+        }
+        guard let queued else { return LogoutResult(wasLoggedIn: wasLoggedIn, revoked: false, revocationQueued: false) }
+        let revoked = try await revoke(queued)
+        return LogoutResult(wasLoggedIn: wasLoggedIn, revoked: revoked, revocationQueued: !revoked && queuedRevocations[queued.id] != nil)
+    }
+
+    /// A queued revocation lives until the provider confirms it, or until it no longer matters
+    /// (the refresh token's own expiry), at most ``Configuration/revocationQueueLifetime``.
+    private func revocationOptions(for session: LoginSession) throws -> StoreOptions {
+        var until = clock.now.addingTimeInterval(configuration.revocationQueueLifetime)
+        if let end = session.refreshToken != nil ? session.refreshTokenExpiresAt : session.effectiveAccessTokenExpiry {
+            until = min(until, max(end, clock.now.addingTimeInterval(60)))
+        }
+        return try StoreOptions(label: "sortedvault queued revocation", expiresAt: until)
+    }
+
+    /// Sends the revocation; returns true once the provider confirmed (the record is then deleted).
+    /// A transient failure keeps it queued with a hold-back; a refusal drops it, logged.
+    func revoke(_ revocation: QueuedRevocation) async throws -> Bool {
+        guard let endpoint = revocation.provider.revocationEndpoint else {
+            try await dropQueued(revocation.id)
+            return false
+        }
+        // The refresh token first: revoking it ends the whole grant at most providers (RFC 7009 §2.1).
+        var tokens: [(SecureBytes, String)] = []
+        if let refreshToken = revocation.refreshToken { tokens.append((refreshToken, "refresh_token")) }
+        tokens.append((revocation.accessToken, "access_token"))
+        for (token, hint) in tokens {
+            switch await oauth.revoke(token, hint: hint, provider: revocation.provider, at: endpoint) {
+            case .revoked:
+                continue
+            case .transient(let reason):
+                let failures = (queuedRevocations[revocation.id]?.failures ?? 0) + 1
+                let delay = configuration.retry.delay(afterFailures: failures, random: random())
+                queuedRevocations[revocation.id] = RetryState(failures: failures, notBefore: clock.now.addingTimeInterval(delay))
+                scheduleChanged()
+                logger.notice("revocation queued: the provider did not answer", metadata: [
+                    "service": "\(revocation.login.service)", "retryInSeconds": "\(Int(delay))", "reason": "\(reason)",
+                ])
+                return false
+            case .rejected(let error):
+                logger.warning("the provider refused the revocation; dropped", metadata: [
+                    "service": "\(revocation.login.service)", "error": "\(error)",
+                ])
+                try await dropQueued(revocation.id)
+                return false
+            }
+        }
+        try await dropQueued(revocation.id)
+        return true
+    }
+
+    private func dropQueued(_ id: String) async throws {
+        queuedRevocations[id] = nil
+        do {
+            try await store.delete(try ItemKey(service: SessionItems.revocationService, account: id))
+        } catch let error as VaultError where error.code == .notFound {}
+    }
+}

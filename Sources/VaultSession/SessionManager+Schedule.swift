@@ -1,0 +1,143 @@
+import Foundation
+import VaultCore
+
+extension SessionManager {
+    /// Reads the stored logins and queued revocations: run it when the store opens (daemon start,
+    /// unlock). Finishes logouts a crash interrupted, wipes logins that ended meanwhile, and
+    /// schedules proactive refreshes.
+    public func resume() async throws {
+        let items = try await store.list(service: nil)
+        for item in items where item.service == SessionItems.revocationService {
+            let stored = try await store.retrieve(item.key)
+            guard let revocation = try? QueuedRevocation(id: item.account, sealedRecord: stored.secret) else { continue }
+            if queuedRevocations[revocation.id] == nil {
+                queuedRevocations[revocation.id] = RetryState(failures: 0, notBefore: clock.now)
+            }
+            // A logout that crashed after journalling and before wiping: finish the wipe.
+            try await withKeyLock(revocation.login) {
+                if let session = try await storedSession(revocation.login), session.loginID == revocation.loginID {
+                    try await wipe(revocation.login, event: .loggedOut)
+                }
+            }
+        }
+        for item in items {
+            guard let key = SessionItems.login(of: item.key), tracked[key] == nil else { continue }
+            if let session = try? await storedSession(key) { track(session, for: key) }
+        }
+        scheduleChanged()
+    }
+
+    /// When ``runDueWork()`` next has something to do, or nil when nothing is scheduled.
+    public func nextWakeUp() -> Date? {
+        var earliest: Date?
+        func consider(_ date: Date?) {
+            guard let date else { return }
+            earliest = earliest.map { min($0, date) } ?? date
+        }
+        for (key, entry) in tracked {
+            consider(entry.endsAt)
+            if let refreshAt = entry.refreshAt {
+                consider(max(refreshAt, retries[key]?.notBefore ?? refreshAt))
+            }
+        }
+        for state in queuedRevocations.values { consider(state.notBefore) }
+        return earliest
+    }
+
+    /// Does what is due at the clock's "now": proactive refreshes, wiping logins that ended, and
+    /// retrying queued revocations. Failures are logged and rescheduled; a locked store stops the
+    /// round (it resumes after unlock).
+    public func runDueWork() async {
+        let now = clock.now
+        let lead = configuration.minValid + configuration.refreshAhead + configuration.refreshJitter
+        for (key, entry) in tracked {
+            let ended = entry.endsAt.map { now >= $0 } ?? false
+            let refreshDue = entry.refreshAt.map { now >= max($0, retries[key]?.notBefore ?? $0) } ?? false
+            guard ended || refreshDue else { continue }
+            do {
+                let result = try await sharedFlight(key, force: false, validFor: lead)
+                logger.debug("proactive session work", metadata: ["service": "\(key.service)", "outcome": "\(result.outcome)"])
+            } catch let error as VaultError where error.code == .locked {
+                return
+            } catch {
+                logger.warning("proactive refresh failed", metadata: ["service": "\(key.service)", "error": "\(error)"])
+                // Do not spin on a login that keeps failing for a non-transient reason.
+                let failures = (retries[key]?.failures ?? 0) + 1
+                retries[key] = RetryState(failures: failures, notBefore: now.addingTimeInterval(
+                    configuration.retry.delay(afterFailures: failures, random: random())))
+            }
+        }
+        for (id, state) in queuedRevocations where state.notBefore <= now {
+            do {
+                let stored = try await store.retrieve(try ItemKey(service: SessionItems.revocationService, account: id))
+                _ = try await revoke(try QueuedRevocation(id: id, sealedRecord: stored.secret))
+            } catch let error as VaultError where error.code == .locked {
+                return
+            } catch let error as VaultError where error.code == .notFound {
+                queuedRevocations[id] = nil  // expired: it no longer matters
+            } catch {
+                logger.warning("queued revocation failed", metadata: ["error": "\(error)"])
+                queuedRevocations[id] = nil
+            }
+        }
+    }
+
+    /// How many revocations wait for the provider.
+    public var queuedRevocationCount: Int { queuedRevocations.count }
+
+    /// Calls `observer` whenever the schedule changes, so a sleeping driver can wake early.
+    public func observeSchedule(_ observer: @escaping @Sendable () -> Void) {
+        scheduleObserver = observer
+    }
+
+    // MARK: Events
+
+    /// A stream of what happens to logins, from now on. It ends when the caller stops iterating.
+    public func events() -> AsyncStream<SessionEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .bufferingNewest(256))
+        let id = nextSubscriberID
+        nextSubscriberID += 1
+        subscribers[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.unsubscribe(id) }
+        }
+        return stream
+    }
+
+    private func unsubscribe(_ id: UInt64) {
+        subscribers[id] = nil
+    }
+
+    func publish(_ kind: SessionEvent.Kind, _ key: ItemKey) {
+        let event = SessionEvent(kind: kind, key: key, at: clock.now)
+        for continuation in subscribers.values { continuation.yield(event) }
+    }
+
+    // MARK: Tracking
+
+    func track(_ session: LoginSession, for key: ItemKey) {
+        var refreshAt: Date?
+        if session.refreshToken != nil {
+            let lead = configuration.minValid + configuration.refreshAhead + configuration.refreshJitter * random()
+            refreshAt = session.effectiveAccessTokenExpiry.addingTimeInterval(-lead)
+        }
+        let endReason: ReauthReason
+        if let absolute = session.absoluteExpiresAt, absolute == session.endsAt {
+            endReason = .lifetimeOver
+        } else {
+            endReason = session.refreshToken != nil ? .refreshTokenExpired : .noRefreshToken
+        }
+        tracked[key] = Tracked(refreshAt: refreshAt, endsAt: session.endsAt, endReason: endReason)
+        scheduleChanged()
+    }
+
+    func forget(_ key: ItemKey) {
+        tracked[key] = nil
+        retries[key] = nil
+        scheduleChanged()
+    }
+
+    func scheduleChanged() {
+        scheduleObserver?()
+    }
+}

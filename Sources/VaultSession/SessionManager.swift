@@ -1,0 +1,282 @@
+import Foundation
+import Logging
+import VaultCore
+import VaultCrypto
+
+/// Keeps OAuth2 logins alive: answers "am I still logged in?" at once from the stored access token,
+/// refreshes it (one request per login, however many callers ask at once) when it is about to
+/// expire, wipes a login that can no longer be renewed, and logs out with revocation at the provider.
+///
+/// ```swift
+/// let sessions = SessionManager(store: vault, transport: URLSessionTransport(), clock: SystemClock())
+/// try await sessions.save(try TokenResponse(json: signInAnswer), provider: provider, for: key)
+/// switch try await sessions.autoLogin(key) { … }
+/// ```
+///
+/// The rules it keeps:
+/// - New tokens are stored durably before any caller is answered, so a rotated refresh token is never lost.
+/// - Only `invalid_grant` (after re-reading the store) or the end of a login's lifetime deletes a
+///   login; a network failure or a 5xx deletes nothing and holds further attempts back with jitter.
+/// - "Now" comes from the injected clock; nothing here sleeps. The daemon drives proactive refresh
+///   by calling ``runDueWork()`` at ``nextWakeUp()``.
+///
+/// Do not run two managers over one store: single flight holds within one manager (the daemon).
+public actor SessionManager {
+    public struct Configuration: Sendable {
+        /// A cached access token is answered only while it stays valid at least this long.
+        public var minValid: TimeInterval
+        /// Proactive refresh starts this long before `minValid` would be crossed…
+        public var refreshAhead: TimeInterval
+        /// …minus a random part of up to this long, so logins do not refresh in step.
+        public var refreshJitter: TimeInterval
+        /// Hold-back after transient provider failures.
+        public var retry: RetryPolicy
+        /// A revocation that cannot reach the provider is retried for at most this long.
+        public var revocationQueueLifetime: TimeInterval
+
+        public init(minValid: TimeInterval = 60, refreshAhead: TimeInterval = 60, refreshJitter: TimeInterval = 30,
+                    retry: RetryPolicy = RetryPolicy(), revocationQueueLifetime: TimeInterval = 30 * 86400) {
+            self.minValid = minValid
+            self.refreshAhead = refreshAhead
+            self.refreshJitter = refreshJitter
+            self.retry = retry
+            self.revocationQueueLifetime = revocationQueueLifetime
+        }
+    }
+
+    /// What the manager knows of a login between calls, for proactive work.
+    struct Tracked {
+        var refreshAt: Date?
+        var endsAt: Date?
+        var endReason: ReauthReason
+    }
+
+    let store: any TokenStore
+    let oauth: OAuthClient
+    let clock: any VaultClock
+    public let configuration: Configuration
+    let random: @Sendable () -> Double
+    let logger: Logger
+
+    var keyLocks = KeyedWaitQueue()
+    var flights: [ItemKey: Task<Result<AutoLoginResult, any Error>, Never>] = [:]
+    var retries: [ItemKey: RetryState] = [:]
+    var tracked: [ItemKey: Tracked] = [:]
+    /// Refreshed sessions whose store write failed: written before anything else touches the login.
+    var uncommitted: [ItemKey: LoginSession] = [:]
+    /// Queued revocations by item account (id), with their hold-back.
+    var queuedRevocations: [String: RetryState] = [:]
+    var subscribers: [UInt64: AsyncStream<SessionEvent>.Continuation] = [:]
+    var nextSubscriberID: UInt64 = 0
+    var scheduleObserver: (@Sendable () -> Void)?
+
+    /// - Parameter random: numbers in 0..<1 for jitter; tests pass a fixed sequence.
+    public init(store: any TokenStore, transport: any OAuthTransport, clock: any VaultClock,
+                configuration: Configuration = Configuration(),
+                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+                logger: Logger = Logger(label: "sortedvault.session")) {
+        self.store = store
+        self.oauth = OAuthClient(transport: transport)
+        self.clock = clock
+        self.configuration = configuration
+        self.random = random
+        self.logger = logger
+    }
+
+    // MARK: Sign-in
+
+    /// Stores a new login from the token response the client got at sign-in, replacing any login
+    /// under the same key.
+    @discardableResult
+    public func save(_ response: TokenResponse, provider: OAuthProvider, for key: ItemKey,
+                     maximumLifetime: TimeInterval? = nil) async throws -> SessionStatus {
+        if let maximumLifetime, !(maximumLifetime > 0 && maximumLifetime <= 10 * 365 * 86400) {
+            throw VaultError.invalidArgument("the maximum lifetime must be between 1 second and 10 years")
+        }
+        return try await withKeyLock(key) {
+            let now = clock.now
+            let session = LoginSession(signIn: response, provider: provider, at: now, maximumLifetime: maximumLifetime)
+            if let reason = session.endReason(at: now) {
+                throw VaultError.invalidArgument("this login has already ended (\(reason.explanation)); sign in again")
+            }
+            uncommitted[key] = nil
+            try await commit(session, for: key)
+            retries[key] = nil
+            track(session, for: key)
+            publish(.saved, key)
+            return SessionStatus(session, now: now, minValid: configuration.minValid, retryNotBefore: nil)
+        }
+    }
+
+    // MARK: Start-up check and refresh
+
+    /// "Am I still logged in?": the stored access token if it stays valid for `minValid`, else a
+    /// refresh (shared with every concurrent caller), else why not.
+    public func autoLogin(_ key: ItemKey) async throws -> AutoLoginResult {
+        let minValid = configuration.minValid
+        if uncommitted[key] == nil, let session = try await storedSession(key),
+           session.endReason(at: clock.now) == nil, session.accessTokenIsValid(at: clock.now, forAtLeast: minValid) {
+            return .valid(AccessGrant(session))
+        }
+        return try await sharedFlight(key, force: false, validFor: minValid)
+    }
+
+    /// Refreshes now, whatever the access token's expiry (still one request for concurrent callers),
+    /// and ignores the hold-back after transient failures.
+    public func refresh(_ key: ItemKey) async throws -> AutoLoginResult {
+        try await sharedFlight(key, force: true, validFor: configuration.minValid)
+    }
+
+    /// Joins the refresh already under way for `key`, or starts one.
+    func sharedFlight(_ key: ItemKey, force: Bool, validFor: TimeInterval) async throws -> AutoLoginResult {
+        if let running = flights[key] {
+            return try await running.value.get()
+        }
+        let flight = Task { () -> Result<AutoLoginResult, any Error> in
+            let result: Result<AutoLoginResult, any Error>
+            do {
+                result = .success(try await self.refreshUnderLock(key, force: force, validFor: validFor))
+            } catch {
+                result = .failure(error)
+            }
+            self.endFlight(key)
+            return result
+        }
+        flights[key] = flight
+        return try await flight.value.get()
+    }
+
+    private func endFlight(_ key: ItemKey) {
+        flights[key] = nil
+    }
+
+    /// The one place a refresh request is made. Runs under the login's key lock.
+    func refreshUnderLock(_ key: ItemKey, force: Bool, validFor: TimeInterval) async throws -> AutoLoginResult {
+        try await withKeyLock(key) {
+            guard var session = try await storedSession(key) else {
+                if let known = tracked[key], let endsAt = known.endsAt, clock.now >= endsAt {
+                    // The store already purged it at its expiry: tell the watchers why it is gone.
+                    forget(key)
+                    publish(.expired, key)
+                    return .reauthRequired(known.endReason)
+                }
+                forget(key)
+                return .reauthRequired(.noSession)
+            }
+            if let reason = session.endReason(at: clock.now) {
+                try await wipe(key, event: .expired)
+                return .reauthRequired(reason)
+            }
+            track(session, for: key)
+            if !force && session.accessTokenIsValid(at: clock.now, forAtLeast: validFor) {
+                return .valid(AccessGrant(session))
+            }
+            guard session.refreshToken != nil else { return .reauthRequired(.noRefreshToken) }
+            if !force, let retry = retries[key], retry.notBefore > clock.now {
+                return .offline(validGrant(session), reason: "the provider failed recently; the next attempt is held back until \(retry.notBefore)")
+            }
+            var rereadAfterInvalidGrant = false
+            while true {
+                let usedToken = session.refreshToken!
+                switch await oauth.refresh(session, refreshToken: usedToken) {
+                case .tokens(let response):
+                    let next = session.refreshed(with: response, at: clock.now)
+                    do {
+                        try await commit(next, for: key)
+                    } catch {
+                        // The provider may have rotated the refresh token: keep the new one in
+                        // memory and write it before anything else touches this login.
+                        uncommitted[key] = next
+                        logger.error("refreshed tokens could not be stored; kept in memory until they can be",
+                                     metadata: ["service": "\(key.service)"])
+                        throw error
+                    }
+                    retries[key] = nil
+                    track(next, for: key)
+                    publish(.refreshed, key)
+                    return .refreshed(AccessGrant(next))
+                case .invalidGrant:
+                    // Another refresh may have won (a new sign-in, another process): re-read before wiping.
+                    if !rereadAfterInvalidGrant, let stored = try await storedSession(key),
+                       stored.loginID != session.loginID || !(stored.refreshToken.map { $0 == usedToken } ?? false) {
+                        rereadAfterInvalidGrant = true
+                        track(stored, for: key)
+                        if stored.accessTokenIsValid(at: clock.now, forAtLeast: validFor) { return .valid(AccessGrant(stored)) }
+                        guard stored.refreshToken != nil else { return .reauthRequired(.noRefreshToken) }
+                        session = stored
+                        continue
+                    }
+                    try await wipe(key, event: .reauthRequired)
+                    return .reauthRequired(.refreshRejected)
+                case .transient(let reason):
+                    let failures = (retries[key]?.failures ?? 0) + 1
+                    let delay = configuration.retry.delay(afterFailures: failures, random: random())
+                    retries[key] = RetryState(failures: failures, notBefore: clock.now.addingTimeInterval(delay))
+                    scheduleChanged()
+                    logger.notice("refresh failed; login kept", metadata: ["service": "\(key.service)", "retryInSeconds": "\(Int(delay))"])
+                    return .offline(validGrant(session), reason: reason)
+                case .rejected(let error, let description):
+                    throw VaultError(.providerRejected,
+                        "the provider refused to refresh this login (\(error)\(description.map { ": \($0)" } ?? "")); check the client id, client secret and endpoints saved with it, then sign in again")
+                }
+            }
+        }
+    }
+
+    /// The cached grant while its access token is still valid at all.
+    private func validGrant(_ session: LoginSession) -> AccessGrant? {
+        session.accessTokenIsValid(at: clock.now) ? AccessGrant(session) : nil
+    }
+
+    // MARK: Status
+
+    /// Everything about the login except its secrets. Throws `.notFound` when there is none.
+    public func status(_ key: ItemKey) async throws -> SessionStatus {
+        guard let session = try await storedSession(key) else {
+            throw VaultError(.notFound, "no login is stored for service \(key.service.debugDescription), account \(key.account.debugDescription); sign in")
+        }
+        return SessionStatus(session, now: clock.now, minValid: configuration.minValid, retryNotBefore: retries[key]?.notBefore)
+    }
+
+    // MARK: Storage
+
+    /// The stored login, after writing any refreshed tokens a failed write left in memory.
+    func storedSession(_ key: ItemKey) async throws -> LoginSession? {
+        if let pending = uncommitted[key] {
+            try await commit(pending, for: key)
+            uncommitted[key] = nil
+        }
+        do {
+            let item = try await store.retrieve(try SessionItems.item(for: key))
+            return try LoginSession(sealedRecord: item.secret)
+        } catch let error as VaultError where error.code == .notFound {
+            return nil
+        }
+    }
+
+    /// Writes the login as one item, expiring when the login ends.
+    func commit(_ session: LoginSession, for key: ItemKey) async throws {
+        let options = try StoreOptions(label: "sortedvault login", expiresAt: session.endsAt)
+        try await store.store(session.sealedRecord(), for: try SessionItems.item(for: key), options: options)
+    }
+
+    /// Deletes the login's item and tells the watchers.
+    func wipe(_ key: ItemKey, event: SessionEvent.Kind) async throws {
+        uncommitted[key] = nil
+        do {
+            try await store.delete(try SessionItems.item(for: key))
+        } catch let error as VaultError where error.code == .notFound {}
+        forget(key)
+        publish(event, key)
+    }
+
+    // MARK: Key locks
+
+    func withKeyLock<T>(_ key: ItemKey, _ body: () async throws -> T) async throws -> T {
+        if !keyLocks.tryAcquire(key) {
+            await withCheckedContinuation { keyLocks.enqueue(key, $0) }
+        }
+        defer { keyLocks.release(key)?.resume() }
+        return try await body()
+    }
+}

@@ -1,0 +1,148 @@
+import BoundedJSON
+import Foundation
+import VaultCore
+import VaultCrypto
+
+/// A successful token response (RFC 6749 §5.1), as the client got it at sign-in or as a refresh
+/// returns it. Tokens are copied into secure memory; nothing here ever prints them.
+///
+/// ```swift
+/// let response = try TokenResponse(json: Array(stdinBytes))
+/// ```
+///
+/// Accepted beyond the RFC, because real providers send them: `expires_in` as a numeric string
+/// (Firebase), `refresh_token_expires_in`, and the user id as `user_id` (Firebase), `user.id`
+/// (Supabase) or the unverified `sub` claim of the id token (for display only).
+public struct TokenResponse: Sendable, CustomStringConvertible {
+    public var accessToken: SecureBytes
+    public var tokenType: String
+    /// Seconds the access token lives, from the moment of the response.
+    public var expiresIn: TimeInterval?
+    public var refreshToken: SecureBytes?
+    public var refreshTokenExpiresIn: TimeInterval?
+    /// The granted scopes; nil when the response did not list them (they equal the requested ones).
+    public var scopes: [String]?
+    public var idToken: SecureBytes?
+    public var userID: String?
+
+    /// The largest response accepted, in bytes.
+    public static let maximumBytes = 64 * 1024
+    /// The longest token accepted, in bytes.
+    public static let maximumTokenBytes = 16 * 1024
+
+    public init(accessToken: SecureBytes, tokenType: String = "Bearer", expiresIn: TimeInterval? = nil,
+                refreshToken: SecureBytes? = nil, refreshTokenExpiresIn: TimeInterval? = nil, scopes: [String]? = nil,
+                idToken: SecureBytes? = nil, userID: String? = nil) {
+        self.accessToken = accessToken
+        self.tokenType = tokenType
+        self.expiresIn = expiresIn
+        self.refreshToken = refreshToken
+        self.refreshTokenExpiresIn = refreshTokenExpiresIn
+        self.scopes = scopes
+        self.idToken = idToken
+        self.userID = userID
+    }
+
+    /// Parses the JSON text of a token response, bounded in size and depth.
+    public init(json bytes: some Collection<UInt8>) throws {
+        guard bytes.count <= Self.maximumBytes else {
+            throw VaultError.invalidArgument("the token response is \(bytes.count) bytes; the limit is \(Self.maximumBytes)")
+        }
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(bytes, maxDepth: 8)
+        } catch {
+            throw VaultError.invalidArgument("the token response is not valid JSON (\(error.reason)); pass the provider's JSON answer unchanged")
+        }
+        guard let object = value.objectValue else {
+            throw VaultError.invalidArgument("the token response must be a JSON object")
+        }
+        try self.init(object: object)
+    }
+
+    /// Reads the fields of a parsed token response object. Error text names fields, never values.
+    public init(object: [String: JSONValue]) throws {
+        guard let access = object["access_token"]?.stringValue else {
+            throw VaultError.invalidArgument("the token response has no access_token string")
+        }
+        accessToken = try Self.token(access, field: "access_token")
+        guard let type = object["token_type"]?.stringValue, !type.isEmpty, type.utf8.count <= 64,
+              type.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw VaultError.invalidArgument("the token response needs a token_type such as \"Bearer\"")
+        }
+        tokenType = type
+        expiresIn = try Self.seconds(object["expires_in"], field: "expires_in")
+        refreshToken = try object["refresh_token"].flatMap(\.stringValue).map { try Self.token($0, field: "refresh_token") }
+        refreshTokenExpiresIn = try Self.seconds(object["refresh_token_expires_in"], field: "refresh_token_expires_in")
+        if let scope = object["scope"], !scope.isNull {
+            guard let text = scope.stringValue, text.utf8.count <= 4096 else {
+                throw VaultError.invalidArgument("the token response's scope must be a space-separated string of at most 4096 bytes")
+            }
+            scopes = text.split(separator: " ").map(String.init)
+        }
+        idToken = try object["id_token"].flatMap(\.stringValue).map { try Self.token($0, field: "id_token", maxBytes: Self.maximumBytes) }
+        userID = Self.userID(object, idToken: idToken)
+    }
+
+    public var description: String {
+        "TokenResponse(type: \(tokenType), expiresIn: \(expiresIn.map { "\($0)" } ?? "?"), refreshToken: \(refreshToken == nil ? "none" : "<redacted>"))"
+    }
+
+    /// A token must be visible ASCII (RFC 6749 Appendix A, VSCHAR), so it can go into an
+    /// `Authorization` header unchanged.
+    private static func token(_ text: String, field: String, maxBytes: Int = maximumTokenBytes) throws -> SecureBytes {
+        let utf8 = text.utf8
+        guard !utf8.isEmpty, utf8.count <= maxBytes else {
+            throw VaultError.invalidArgument("the token response's \(field) must be 1 to \(maxBytes) bytes")
+        }
+        guard utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
+            throw VaultError.invalidArgument("the token response's \(field) holds characters a token may not contain")
+        }
+        return SecureBytes(copying: utf8)
+    }
+
+    private static func seconds(_ value: JSONValue?, field: String) throws -> TimeInterval? {
+        guard let value, !value.isNull else { return nil }
+        let number: Double?
+        switch value {
+        case .int(let int): number = Double(int)
+        case .double(let double): number = double
+        case .string(let string): number = Double(string)
+        default: number = nil
+        }
+        guard let number, number.isFinite, number >= 0, number <= 10 * 365 * 86400 else {
+            throw VaultError.invalidArgument("the token response's \(field) must be a number of seconds")
+        }
+        return number
+    }
+
+    private static func userID(_ object: [String: JSONValue], idToken: SecureBytes?) -> String? {
+        func clean(_ value: JSONValue?) -> String? {
+            let text: String?
+            switch value {
+            case .string(let string)?: text = string
+            case .int(let int)?: text = String(int)
+            default: text = nil
+            }
+            guard let text, !text.isEmpty, text.utf8.count <= 512, text.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7F }) else { return nil }
+            return text
+        }
+        if let id = clean(object["user_id"]) { return id }
+        if let id = clean(object["user"]?.objectValue?["id"]) { return id }
+        guard let idToken else { return nil }
+        return idToken.withUnsafeBytes { raw -> String? in
+            let parts = raw.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+            guard parts.count == 3, let payload = base64URLDecode(parts[1]),
+                  case .object(let claims)? = try? JSONValue.parse(payload, maxDepth: 8) else { return nil }
+            return clean(claims["sub"])
+        }
+    }
+}
+
+/// Decodes unpadded base64url (JWT segments); nil for anything else.
+func base64URLDecode(_ bytes: some Collection<UInt8>) -> [UInt8]? {
+    guard bytes.count <= TokenResponse.maximumBytes else { return nil }
+    var text = String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    while text.utf8.count % 4 != 0 { text += "=" }
+    return Data(base64Encoded: text).map(Array.init)
+}
