@@ -62,7 +62,7 @@ let package = Package(
             name: "varlink-certification-server",
             dependencies: ["Varlink", .product(name: "Logging", package: "swift-log")]
         ),
-        .target(name: "VaultProtocol", dependencies: ["Varlink", "VaultCore"]),
+        .target(name: "VaultProtocol", dependencies: ["Varlink", "VaultCore", "VaultCrypto", "VaultSession"]),
         .target(
             name: "VaultDaemon",
             dependencies: [
@@ -76,7 +76,7 @@ let package = Package(
             name: "sortedvault",
             dependencies: [
                 "VaultClient", "VaultDaemon", "VaultProtocol", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
-                "VaultSession",
+                "VaultSession", "BoundedJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

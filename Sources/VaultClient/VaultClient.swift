@@ -19,7 +19,7 @@ import VaultProtocol
 /// Socket I/O runs on the client's own serial queue, never on Swift's cooperative threads, so a
 /// slow daemon cannot starve the caller's other tasks (or an in-process daemon).
 public final class VaultClient: TokenStore, LockableStore {
-    private let socketPath: String
+    let socketPath: String
     private let timeout: Duration
     private let connection = Mutex<VarlinkConnection?>(nil)
     private let io = DispatchQueue(label: "sortedvault.client")
@@ -105,23 +105,29 @@ public final class VaultClient: TokenStore, LockableStore {
 
     /// Sends one call on the I/O queue and maps error replies to `VaultError`.
     func call(_ member: String, _ parameters: [String: JSONValue]) async throws -> [String: JSONValue] {
+        try await call(method: VaultInterfaceDescription.name + "." + member, parameters, decodeError: VaultWireError.decode)
+    }
+
+    /// Sends one call of any of the daemon's interfaces; `decodeError` maps its error replies.
+    func call(method: String, _ parameters: [String: JSONValue],
+              decodeError: @escaping @Sendable (VarlinkError) -> VaultError) async throws -> [String: JSONValue] {
         try await withCheckedThrowingContinuation { continuation in
             io.async {
-                continuation.resume(with: Result { try self.blockingCall(member, parameters) })
+                continuation.resume(with: Result { try self.blockingCall(method, parameters, decodeError: decodeError) })
             }
         }
     }
 
     /// Sends one call, reconnecting once if the daemon went away since the last call.
-    private func blockingCall(_ member: String, _ parameters: [String: JSONValue]) throws -> [String: JSONValue] {
-        let method = VaultInterfaceDescription.name + "." + member
-        return try connection.withLock { connection in
+    private func blockingCall(_ method: String, _ parameters: [String: JSONValue],
+                              decodeError: (VarlinkError) -> VaultError) throws -> [String: JSONValue] {
+        try connection.withLock { connection in
             for attempt in 0..<2 {
                 do {
                     if connection == nil { connection = try VarlinkConnection(unixSocketPath: socketPath, timeout: timeout) }
                     return try connection!.call(method, parameters)
                 } catch let error as VarlinkError {
-                    throw VaultWireError.decode(error)
+                    throw decodeError(error)
                 } catch let error as VarlinkClientError {
                     connection?.close()
                     connection = nil

@@ -6,7 +6,9 @@ import Vault
 import VaultCore
 import VaultPolicy
 import VaultProtocol
+import VaultOAuthHTTP
 import VaultSQLite
+import VaultSession
 
 #if canImport(Glibc)
 import Glibc
@@ -91,9 +93,19 @@ public enum Daemon {
 
         let access = AccessControl(policy: policy, logger: logger)
         let activity = ActivityClock(clock: configuration.clock)
+        let sessions = SessionManager(
+            store: vault, transport: URLSessionTransport(), clock: configuration.clock,
+            configuration: SessionManager.Configuration(
+                minValid: TimeInterval(settings.sessionMinValidSeconds),
+                refreshAhead: TimeInterval(settings.sessionProactiveRefreshSeconds),
+                proactiveRefresh: settings.sessionProactiveRefreshSeconds > 0),
+            logger: logger)
         let service = VaultService(
             vault: vault, access: access, throttle: UnlockThrottle(clock: configuration.clock),
-            activity: activity, settings: settings, logger: logger)
+            activity: activity, settings: settings, logger: logger,
+            onUnlock: { Task { await resumeSessions(sessions, logger: logger) } })
+        let sessionService = SessionService(sessions: sessions, access: access, activity: activity,
+                                            clock: configuration.clock, logger: logger)
         var serverConfiguration = VarlinkServerConfiguration()
         serverConfiguration.idleTimeout = .seconds(settings.idleConnectionTimeoutSeconds)
         serverConfiguration.maxConnectionsPerUID = settings.maxConnectionsPerUID
@@ -108,7 +120,7 @@ public enum Daemon {
         let server = VarlinkServer(
             info: VarlinkServiceInfo(vendor: "sortedvault", product: "sortedvault", version: SortedVaultVersion.current,
                                      url: "https://github.com/sortedvault/sortedvault"),
-            interfaces: [service], configuration: serverConfiguration, logger: logger)
+            interfaces: [service, sessionService], configuration: serverConfiguration, logger: logger)
         do {
             if let fd = configuration.inheritedListener {
                 try await server.adopt(listeningDescriptor: fd)
@@ -128,8 +140,19 @@ public enum Daemon {
         let autoLock = Task {
             await runAutoLock(vault: vault, activity: activity, minutes: settings.autoLockMinutes, logger: logger)
         }
+        if !locked { await resumeSessions(sessions, logger: logger) }
+        let sessionWork = Task { await SessionWorkLoop.run(sessions, clock: configuration.clock) }
         return RunningDaemon(server: server, vault: vault, storage: storage, socketDirectory: socketDirectory,
-                             autoLock: autoLock, logger: logger)
+                             background: [autoLock, sessionWork], logger: logger)
+    }
+
+    /// Lets the session manager finish interrupted logouts and schedule refreshes once the vault is open.
+    static func resumeSessions(_ sessions: SessionManager, logger: Logger) async {
+        do {
+            try await sessions.resume()
+        } catch {
+            logger.warning("stored logins could not be resumed; they are refreshed on demand", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Locks the vault once it has been idle for the configured minutes. Sleeps until the next
@@ -172,22 +195,22 @@ public final class RunningDaemon: Sendable {
     private let vault: EncryptedVault
     private let storage: SQLiteSealedStorage
     private let socketDirectory: SocketDirectory
-    private let autoLock: Task<Void, Never>
+    private let background: [Task<Void, Never>]
     private let logger: Logger
 
     init(server: VarlinkServer, vault: EncryptedVault, storage: SQLiteSealedStorage, socketDirectory: SocketDirectory,
-         autoLock: Task<Void, Never>, logger: Logger) {
+         background: [Task<Void, Never>], logger: Logger) {
         self.server = server
         self.vault = vault
         self.storage = storage
         self.socketDirectory = socketDirectory
-        self.autoLock = autoLock
+        self.background = background
         self.logger = logger
     }
 
     /// Stops serving, removes the socket, zeroes the keys and closes the database.
     public func shutdown() async throws {
-        autoLock.cancel()
+        background.forEach { $0.cancel() }
         try await server.shutdown()
         await vault.lock()
         try storage.close()

@@ -19,15 +19,28 @@ final class VaultService: VarlinkInterface {
     private let activity: ActivityClock
     private let settings: DaemonSettings
     private let logger: Logger
+    private let onUnlock: @Sendable () -> Void
 
+    /// - Parameter onUnlock: runs after every successful unlock (the session manager resumes its work).
     init(vault: EncryptedVault, access: AccessControl, throttle: UnlockThrottle, activity: ActivityClock,
-         settings: DaemonSettings, logger: Logger) {
+         settings: DaemonSettings, logger: Logger, onUnlock: @escaping @Sendable () -> Void = {}) {
         self.vault = vault
         self.access = access
         self.throttle = throttle
         self.activity = activity
         self.settings = settings
         self.logger = logger
+        self.onUnlock = onUnlock
+    }
+
+    /// The key of an item call; sortedvault's own records (logins) are not items a client may touch.
+    private func clientKey(_ parameters: Parameters) throws -> ItemKey {
+        let key = try parameters.key()
+        if key.isReserved {
+            throw VaultError.invalidArgument(
+                "services starting with \"\(ItemKey.reservedServicePrefix)\" are reserved for sortedvault's own records; logins are reached through `sortedvault session` (org.sortedvault.session)")
+        }
+        return key
     }
 
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> [String: JSONValue] {
@@ -53,7 +66,7 @@ final class VaultService: VarlinkInterface {
 
     private func store(_ call: VarlinkCall, peer: PeerCredentials) async throws -> [String: JSONValue] {
         let parameters = Parameters(call)
-        let key = try parameters.key()
+        let key = try clientKey(parameters)
         try access.require(peer, "store", service: key.service)
         let secret = try parameters.secret("secret")
         let options = try parameters.storeOptions()
@@ -63,7 +76,7 @@ final class VaultService: VarlinkInterface {
     }
 
     private func retrieve(_ call: VarlinkCall, peer: PeerCredentials) async throws -> [String: JSONValue] {
-        let key = try Parameters(call).key()
+        let key = try clientKey(Parameters(call))
         try access.require(peer, "retrieve", service: key.service)
         activity.touch()
         let item = try await vault.retrieve(key)
@@ -71,7 +84,7 @@ final class VaultService: VarlinkInterface {
     }
 
     private func delete(_ call: VarlinkCall, peer: PeerCredentials) async throws -> [String: JSONValue] {
-        let key = try Parameters(call).key()
+        let key = try clientKey(Parameters(call))
         try access.require(peer, "delete", service: key.service)
         activity.touch()
         try await vault.delete(key)
@@ -83,7 +96,9 @@ final class VaultService: VarlinkInterface {
         try access.require(peer, "list", service: service)
         activity.touch()
         // Without a service filter, show only the services this caller may list.
-        let items = try await vault.list(service: service).filter { access.allows(peer, "list", service: $0.service) }
+        let items = try await vault.list(service: service).filter {
+            !$0.key.isReserved && access.allows(peer, "list", service: $0.service)
+        }
         return ["items": .array(items.map(ItemWireFormat.encode))]
     }
 
@@ -111,6 +126,7 @@ final class VaultService: VarlinkInterface {
             throttle.recordSuccess()
             activity.touch()
             logger.info("vault unlocked", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+            onUnlock()
             return [:]
         } catch let error as VaultError where error.code == .wrongPassphrase {
             throttle.recordFailure()

@@ -24,6 +24,7 @@ enum BuiltInFiles {
     max_connections_per_uid = 64
     [session]
     min_valid_seconds = 60           # auto-login returns a cached access token only if it stays valid this long
+    proactive_refresh_seconds = 60   # the daemon refreshes logins this long before min_valid is crossed; 0 = only on request
 
     """#
 }

@@ -15,22 +15,29 @@ public struct DaemonSettings: Sendable, Equatable {
     public var maxConnectionsPerUID: Int
     /// Auto-login returns a cached access token only if it stays valid this long. 0…86400.
     public var sessionMinValidSeconds: Int
+    /// The daemon refreshes stored logins this long before `sessionMinValidSeconds` would be
+    /// crossed (plus up to 30 s of jitter); 0 = only when a client asks. 0…86400.
+    public var sessionProactiveRefreshSeconds: Int
 
-    public init(autoLockMinutes: Int, idleConnectionTimeoutSeconds: Int, maxConnectionsPerUID: Int, sessionMinValidSeconds: Int) {
+    public init(autoLockMinutes: Int, idleConnectionTimeoutSeconds: Int, maxConnectionsPerUID: Int, sessionMinValidSeconds: Int,
+                sessionProactiveRefreshSeconds: Int = 60) {
         self.autoLockMinutes = autoLockMinutes
         self.idleConnectionTimeoutSeconds = idleConnectionTimeoutSeconds
         self.maxConnectionsPerUID = maxConnectionsPerUID
         self.sessionMinValidSeconds = sessionMinValidSeconds
+        self.sessionProactiveRefreshSeconds = sessionProactiveRefreshSeconds
     }
 
     static let autoLockRange = 0...10080
     static let idleTimeoutRange = 1...3600
     static let connectionsRange = 1...4096
     static let minValidRange = 0...86400
+    static let proactiveRefreshRange = 0...86400
 
     /// What an absent key means. Equal to the shipped `settings.toml` (a test checks), but kept
     /// apart so parsing that file does not depend on its own result.
-    static let keyDefaults = DaemonSettings(autoLockMinutes: 0, idleConnectionTimeoutSeconds: 60, maxConnectionsPerUID: 64, sessionMinValidSeconds: 60)
+    static let keyDefaults = DaemonSettings(autoLockMinutes: 0, idleConnectionTimeoutSeconds: 60, maxConnectionsPerUID: 64, sessionMinValidSeconds: 60,
+                                                sessionProactiveRefreshSeconds: 60)
 
     /// The settings of the shipped `policy/settings.toml`.
     public static let builtInDefault: DaemonSettings = {
@@ -50,8 +57,11 @@ public struct DaemonSettings: Sendable, Equatable {
         if let value = try reader.integer("idle_connection_timeout_seconds", in: idleTimeoutRange) { settings.idleConnectionTimeoutSeconds = value }
         if let value = try reader.integer("max_connections_per_uid", in: connectionsRange) { settings.maxConnectionsPerUID = value }
         if let session = try reader.subtable("session") {
-            try session.rejectUnknownKeys(["min_valid_seconds"])
+            try session.rejectUnknownKeys(["min_valid_seconds", "proactive_refresh_seconds"])
             if let value = try session.integer("min_valid_seconds", in: minValidRange) { settings.sessionMinValidSeconds = value }
+            if let value = try session.integer("proactive_refresh_seconds", in: proactiveRefreshRange) {
+                settings.sessionProactiveRefreshSeconds = value
+            }
         }
         return settings
     }

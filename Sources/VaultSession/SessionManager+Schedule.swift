@@ -117,7 +117,7 @@ extension SessionManager {
 
     func track(_ session: LoginSession, for key: ItemKey) {
         var refreshAt: Date?
-        if session.refreshToken != nil {
+        if session.refreshToken != nil, configuration.proactiveRefresh {
             let lead = configuration.minValid + configuration.refreshAhead + configuration.refreshJitter * random()
             refreshAt = session.effectiveAccessTokenExpiry.addingTimeInterval(-lead)
         }

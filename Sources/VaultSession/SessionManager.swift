@@ -33,9 +33,13 @@ public actor SessionManager {
         public var retry: RetryPolicy
         /// A revocation that cannot reach the provider is retried for at most this long.
         public var revocationQueueLifetime: TimeInterval
+        /// Whether ``runDueWork()`` refreshes logins ahead of time; when false, only callers refresh.
+        public var proactiveRefresh: Bool
 
         public init(minValid: TimeInterval = 60, refreshAhead: TimeInterval = 60, refreshJitter: TimeInterval = 30,
-                    retry: RetryPolicy = RetryPolicy(), revocationQueueLifetime: TimeInterval = 30 * 86400) {
+                    retry: RetryPolicy = RetryPolicy(), revocationQueueLifetime: TimeInterval = 30 * 86400,
+                    proactiveRefresh: Bool = true) {
+            self.proactiveRefresh = proactiveRefresh
             self.minValid = minValid
             self.refreshAhead = refreshAhead
             self.refreshJitter = refreshJitter

@@ -13,6 +13,10 @@ enum ExitStatus: Int32 {
     case wrongPassphrase = 5
     case integrityFailure = 6
     case failure = 7
+    /// `session autologin|refresh`: the user must sign in again.
+    case reauthRequired = 8
+    /// `session autologin|refresh`: the provider is unreachable; a still-valid token was printed, if any.
+    case offline = 9
     case usage = 64
 
     init(_ code: VaultError.Code) {

@@ -45,6 +45,13 @@ struct GlobalOptions: ParsableArguments {
         return VaultClient(socketPath: paths.socket)
     }
 
+    /// A login client for the daemon, started on demand unless `--no-autostart`.
+    func sessionClient() throws -> SessionClient {
+        let paths = try paths()
+        if !noAutostart { try DaemonLauncher.ensureRunning(paths: paths, options: self) }
+        return SessionClient(socketPath: paths.socket)
+    }
+
     /// The flags to pass on to a daemon started on demand.
     var daemonArguments: [String] {
         var arguments: [String] = []

@@ -10,11 +10,12 @@ struct SortedVault: AsyncParsableCommand {
         discussion: """
             Secrets are read from standard input (or a no-echo prompt on a terminal), never from the command line.
             Exit codes: 0 success, 1 not found, 2 vault locked, 3 permission denied, 4 daemon unreachable,
-            5 wrong passphrase or key, 6 integrity failure, 7 other failure, 64 bad usage.
+            5 wrong passphrase or key, 6 integrity failure, 7 other failure, 8 sign in again (session),
+            9 offline (session), 64 bad usage.
             """,
         version: "0.1.0",
         subcommands: [
             Init.self, Store.self, Retrieve.self, Delete.self, List.self, Status.self,
-            Lock.self, Unlock.self, ChangePassphrase.self, DaemonCommand.self,
+            Lock.self, Unlock.self, ChangePassphrase.self, SessionCommand.self, DaemonCommand.self,
         ])
 }

@@ -1,0 +1,106 @@
+import Foundation
+import Logging
+import Varlink
+import VaultCore
+import VaultProtocol
+import VaultSession
+
+/// The daemon's `org.sortedvault.session` interface: checks each call against the access policy
+/// (operations `session.*`, for the caller's service), validates it, and hands it to the one
+/// ``SessionManager`` that owns every login — which is what makes refresh single-flight across all
+/// clients and processes.
+final class SessionService: VarlinkInterface {
+    let name = SessionInterfaceDescription.name
+    let interfaceDescription = SessionInterfaceDescription.text
+
+    private let sessions: SessionManager
+    private let access: AccessControl
+    private let activity: ActivityClock
+    private let clock: any VaultClock
+    private let logger: Logger
+
+    init(sessions: SessionManager, access: AccessControl, activity: ActivityClock, clock: any VaultClock, logger: Logger) {
+        self.sessions = sessions
+        self.access = access
+        self.activity = activity
+        self.clock = clock
+        self.logger = logger
+    }
+
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> [String: JSONValue] {
+        let peer = context.peer
+        do {
+            switch call.member {
+            case "Save": return try await save(call, peer: peer)
+            case "AutoLogin":
+                let key = try authorized(call, peer, "session.autologin")
+                return SessionWireFormat.encode(try await sessions.autoLogin(key))
+            case "Refresh":
+                let key = try authorized(call, peer, "session.refresh")
+                return SessionWireFormat.encode(try await sessions.refresh(key))
+            case "Logout":
+                let key = try authorized(call, peer, "session.logout")
+                let result = try await sessions.logout(key)
+                logger.info("logged out", metadata: ["service": "\(key.service)", "uid": "\(peer.uid)", "revoked": "\(result.revoked)"])
+                return SessionWireFormat.encode(result)
+            case "Status":
+                let key = try authorized(call, peer, "session.status")
+                return ["session": SessionWireFormat.encode(try await sessions.status(key))]
+            case "Watch": return try await watch(call, context: context)
+            default: throw VarlinkError.methodNotFound(call.method)
+            }
+        } catch let error as VaultError {
+            throw SessionWireFormat.encode(error, key: try? Parameters(call).optionalKey())
+        } catch let error as VarlinkError {
+            throw SessionWireFormat.rehome(error)
+        }
+    }
+
+    /// The call's login key, once the policy allows `operation` on its service.
+    private func authorized(_ call: VarlinkCall, _ peer: PeerCredentials, _ operation: String) throws -> ItemKey {
+        let key = try Parameters(call).key()
+        try access.require(peer, operation, service: key.service)
+        activity.touch()
+        return key
+    }
+
+    private func save(_ call: VarlinkCall, peer: PeerCredentials) async throws -> [String: JSONValue] {
+        let key = try authorized(call, peer, "session.save")
+        guard let object = call.parameters["tokenResponse"]?.objectValue else {
+            throw VaultError.invalidArgument("tokenResponse must be the provider's token response, as a JSON object")
+        }
+        let response = try TokenResponse(object: object)
+        let provider = try SessionWireFormat.decodeProvider(call.parameters["provider"])
+        var lifetime: TimeInterval?
+        if let seconds = try call.optionalInt("maxLifetimeSeconds") { lifetime = TimeInterval(seconds) }
+        let status = try await sessions.save(response, provider: provider, for: key, maximumLifetime: lifetime)
+        logger.info("login saved", metadata: ["service": "\(key.service)", "uid": "\(peer.uid)"])
+        return ["session": SessionWireFormat.encode(status)]
+    }
+
+    /// Streams events until the client goes away. The first reply ("watching") tells the client
+    /// that it is subscribed, so nothing that happens after it is missed.
+    private func watch(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> [String: JSONValue] {
+        guard call.more else { throw VarlinkError.expectedMore }
+        let parameters = Parameters(call)
+        let service = try parameters.optionalName("service")
+        let account = try parameters.optionalName("account")
+        let peer = context.peer
+        try access.require(peer, "session.watch", service: service)
+        let events = await sessions.events()
+        let watching: JSONValue = .object([
+            "kind": "watching", "service": .string(service ?? ""), "account": .string(account ?? ""),
+            "at": .double(clock.now.timeIntervalSince1970),
+        ])
+        try await context.reply(["event": watching])
+        for await event in events {
+            if context.isConnectionClosed { break }
+            if let service, event.key.service != service { continue }
+            if let account, event.key.account != account { continue }
+            guard access.allows(peer, "session.watch", service: event.key.service) else { continue }
+            try await context.reply(["event": SessionWireFormat.encode(event)])
+        }
+        return ["event": watching]  // the client has gone; this final reply goes nowhere
+
+    }
+}
