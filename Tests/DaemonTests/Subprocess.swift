@@ -18,6 +18,19 @@ struct Subprocess {
         posix_spawn_file_actions_adddup2(&actions, stdin, 0)
         posix_spawn_file_actions_adddup2(&actions, stdout, 1)
         posix_spawn_file_actions_adddup2(&actions, stderr, 2)
+        // The test process's threads block some signals (libdispatch does); a child inherits that mask,
+        // and SIGTERM would stay pending forever. Start every child with an empty mask and default handlers.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for number in [SIGTERM, SIGINT, SIGPIPE, SIGHUP] { sigaddset(&defaults, number) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         let cArguments = argv.map { strdup($0) } + [nil]
         let cEnvironment = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
@@ -25,7 +38,7 @@ struct Subprocess {
             cEnvironment.forEach { free($0) }
         }
         var pid = pid_t()
-        let status = posix_spawn(&pid, argv[0], &actions, nil, cArguments, cEnvironment)
+        let status = posix_spawn(&pid, argv[0], &actions, &attributes, cArguments, cEnvironment)
         guard status == 0 else { throw HarnessError("cannot start \(argv[0]): \(String(cString: strerror(status)))") }
         return Subprocess(pid: pid)
     }
