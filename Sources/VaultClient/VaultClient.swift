@@ -148,7 +148,9 @@ public final class VaultClient: TokenStore, LockableStore {
         case .timedOut:
             return VaultError(.unavailable, "the daemon at \(socketPath) did not answer in time")
         case .connectionClosed:
-            return VaultError(.permissionDenied, "the daemon at \(socketPath) closed the connection: its policy may not admit this program")
+            // A daemon that refuses a program answers PermissionDenied before closing; a bare close
+            // means it stopped or crashed mid-call.
+            return VaultError(.unavailable, "the daemon at \(socketPath) closed the connection before answering: it stopped or crashed; check its log and try again")
         case let .protocolViolation(detail):
             return VaultError(.storageFailure, "the daemon at \(socketPath) broke the protocol: \(detail)")
         }

@@ -127,7 +127,7 @@ extension DaemonSuite {
             // …then crash the daemon before it can commit.
             world.cli.killDaemon()
             let callerStatus = caller.wait()
-            #expect(callerStatus == 4 || callerStatus == 7, "the waiting client got \(callerStatus)")
+            #expect(callerStatus == 4 || callerStatus == 7, "the waiting client exited with \(callerStatus)")
             try await world.provider.control("/test/delay", ["seconds": 0])
 
             let queue = try DatabaseQueue(path: world.cli.database)
