@@ -41,7 +41,7 @@ final class SessionService: VarlinkInterface {
             case "Logout":
                 let key = try authorized(call, peer, "session.logout")
                 let result = try await sessions.logout(key)
-                logger.info("logged out", metadata: ["service": "\(key.service)", "uid": "\(peer.uid)", "revoked": "\(result.revoked)"])
+                logger.info("logged out", metadata: ["uid": "\(peer.uid)", "revoked": "\(result.revoked)"])
                 return SessionWireFormat.encode(result)
             case "Status":
                 let key = try authorized(call, peer, "session.status")
@@ -74,7 +74,7 @@ final class SessionService: VarlinkInterface {
         var lifetime: TimeInterval?
         if let seconds = try call.optionalInt("maxLifetimeSeconds") { lifetime = TimeInterval(seconds) }
         let status = try await sessions.save(response, provider: provider, for: key, maximumLifetime: lifetime)
-        logger.info("login saved", metadata: ["service": "\(key.service)", "uid": "\(peer.uid)"])
+        logger.info("login saved", metadata: ["uid": "\(peer.uid)"])
         return ["session": SessionWireFormat.encode(status)]
     }
 

@@ -17,10 +17,10 @@ import FoundationNetworking
 /// Request bodies are copied out of secure memory into the `Data` URLSession needs; that copy is
 /// wiped when the request is done, but copies libcurl makes are out of reach.
 public final class URLSessionTransport: NSObject, OAuthTransport, URLSessionDataDelegate, @unchecked Sendable {
-    // Invariant: `session` is set once in init; `tasks` is touched only under `lock`.
-    private var session: URLSession!
+    // Invariant: `made` and `tasks` are touched only under `lock`.
     private let timeout: TimeInterval
     private let lock = NSLock()
+    private var made: URLSession?
     private var tasks: [Int: Pending] = [:]
 
     private final class Pending {
@@ -35,6 +35,23 @@ public final class URLSessionTransport: NSObject, OAuthTransport, URLSessionData
     public init(timeout: TimeInterval = 15) {
         self.timeout = timeout
         super.init()
+    }
+
+    deinit {
+        made?.invalidateAndCancel()
+    }
+
+    /// Made on first use: a daemon whose logins never need the network never loads libcurl's state.
+    private var session: URLSession {
+        lock.withLock {
+            if let made { return made }
+            let session = Self.makeSession(timeout: timeout, delegate: self)
+            made = session
+            return session
+        }
+    }
+
+    private static func makeSession(timeout: TimeInterval, delegate: URLSessionTransport) -> URLSession {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
         configuration.timeoutIntervalForResource = timeout
@@ -45,11 +62,7 @@ public final class URLSessionTransport: NSObject, OAuthTransport, URLSessionData
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
-        session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
-    }
-
-    deinit {
-        session.invalidateAndCancel()
+        return URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
     }
 
     public func post(_ request: OAuthHTTPRequest) async throws -> OAuthHTTPResponse {
@@ -65,7 +78,7 @@ public final class URLSessionTransport: NSObject, OAuthTransport, URLSessionData
         defer { body.resetBytes(in: 0..<body.count) }
         urlRequest.httpBody = body
         return try await withCheckedThrowingContinuation { continuation in
-            let task = session.dataTask(with: urlRequest)
+            let task = self.session.dataTask(with: urlRequest)
             lock.withLock { tasks[task.taskIdentifier] = Pending(continuation) }
             task.resume()
         }

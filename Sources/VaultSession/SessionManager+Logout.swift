@@ -62,12 +62,12 @@ extension SessionManager {
                 queuedRevocations[revocation.id] = RetryState(failures: failures, notBefore: clock.now.addingTimeInterval(delay))
                 scheduleChanged()
                 logger.notice("revocation queued: the provider did not answer", metadata: [
-                    "service": "\(revocation.login.service)", "retryInSeconds": "\(Int(delay))", "reason": "\(reason)",
+                    "retryInSeconds": "\(Int(delay))", "reason": "\(reason)",
                 ])
                 return false
             case .rejected(let error):
                 logger.warning("the provider refused the revocation; dropped", metadata: [
-                    "service": "\(revocation.login.service)", "error": "\(error)",
+                    "error": "\(error)",
                 ])
                 try await dropQueued(revocation.id)
                 return false

@@ -60,7 +60,7 @@ extension SessionManager {
             } catch let error as VaultError where error.code == .locked {
                 return
             } catch {
-                logger.warning("proactive refresh failed", metadata: ["service": "\(key.service)", "error": "\(error)"])
+                logger.warning("proactive refresh failed", metadata: ["error": "\(error)"])
                 // Do not spin on a login that keeps failing for a non-transient reason.
                 let failures = (retries[key]?.failures ?? 0) + 1
                 retries[key] = RetryState(failures: failures, notBefore: now.addingTimeInterval(

@@ -192,7 +192,7 @@ public actor SessionManager {
                         // memory and write it before anything else touches this login.
                         uncommitted[key] = next
                         logger.error("refreshed tokens could not be stored; kept in memory until they can be",
-                                     metadata: ["service": "\(key.service)"])
+                                     metadata: ["error": "\(error)"])
                         throw error
                     }
                     retries[key] = nil
@@ -217,7 +217,7 @@ public actor SessionManager {
                     let delay = configuration.retry.delay(afterFailures: failures, random: random())
                     retries[key] = RetryState(failures: failures, notBefore: clock.now.addingTimeInterval(delay))
                     scheduleChanged()
-                    logger.notice("refresh failed; login kept", metadata: ["service": "\(key.service)", "retryInSeconds": "\(Int(delay))"])
+                    logger.notice("refresh failed; login kept", metadata: ["retryInSeconds": "\(Int(delay))"])
                     return .offline(validGrant(session), reason: reason)
                 case .rejected(let error, let description):
                     throw VaultError(.providerRejected,

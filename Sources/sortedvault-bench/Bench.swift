@@ -28,6 +28,9 @@ struct Bench {
     }
 
     static let retrieve = Array(#"{"method":"org.sortedvault.vault.Retrieve","parameters":{"service":"bench","account":"token"}}"#.utf8) + [0]
+    /// The start-up check of a login whose access token is valid: answered from the vault, no network.
+    /// `scripts/bench` saves that login first (`sortedvault session save bench ada`).
+    static let autoLogin = Array(#"{"method":"org.sortedvault.session.AutoLogin","parameters":{"service":"bench","account":"ada"}}"#.utf8) + [0]
     static let identities: [UInt8] = [0, 0, 0, 1, 11]  // SSH2_AGENTC_REQUEST_IDENTITIES
 
     struct Target {
@@ -45,6 +48,7 @@ struct Bench {
 
         let targets = [
             Target(name: "sortedvault Retrieve", path: vault, framing: .nulTerminated, request: retrieve),
+            Target(name: "sortedvault AutoLogin", path: vault, framing: .nulTerminated, request: autoLogin),
             Target(name: "ssh-agent identities", path: agent, framing: .lengthPrefixed, request: identities),
         ]
         print("| mode | clients | server | p50 µs | p99 µs | requests/s |")
@@ -59,7 +63,10 @@ struct Bench {
                     results.append(measurement)
                     print("| \(persistent ? "persistent" : "connect per request") | \(clients) | \(target.name) | \(fmt(measurement.p50)) | \(fmt(measurement.p99)) | \(Int(measurement.throughput)) |")
                 }
-                ratios.append("\(persistent ? "persistent" : "connect-per-request"), \(clients) client(s): latency p50 \(String(format: "%.2f", results[0].p50 / results[1].p50))× ssh-agent, throughput \(String(format: "%.2f", results[0].throughput / results[1].throughput))× ssh-agent")
+                let peer = results[results.count - 1]
+                for (target, result) in zip(targets, results).dropLast() {
+                    ratios.append("\(target.name), \(persistent ? "persistent" : "connect-per-request"), \(clients) client(s): latency p50 \(String(format: "%.2f", result.p50 / peer.p50))× ssh-agent, throughput \(String(format: "%.2f", result.throughput / peer.throughput))× ssh-agent")
+                }
             }
         }
         print("")

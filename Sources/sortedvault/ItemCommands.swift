@@ -51,14 +51,7 @@ struct Retrieve: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let item = try await global.client().retrieve(ItemKey(service: service, account: account))
-            item.secret.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let n = write(1, raw.baseAddress! + offset, raw.count - offset)
-                    if n <= 0 { break }
-                    offset += n
-                }
-            }
+            SecretInput.writeToStandardOutput(item.secret)
         }
     }
 }

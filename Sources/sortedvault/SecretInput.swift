@@ -9,6 +9,19 @@ import Glibc
 /// Reads secrets without putting them on argv or in the environment: from a pipe, from a numbered
 /// descriptor, or from a no-echo prompt on the terminal. Bytes go straight into secure memory.
 enum SecretInput {
+    /// Writes a secret's exact bytes to standard output straight from secure memory (no `String`).
+    static func writeToStandardOutput(_ secret: SecureBytes) {
+        secret.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = write(1, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                offset += n
+            }
+        }
+    }
+
     /// All of standard input (the exact bytes), or a no-echo prompt when it is a terminal.
     static func secret(prompt: String) throws -> SecureBytes {
         if isatty(0) == 1 { return try promptNoEcho(prompt) }

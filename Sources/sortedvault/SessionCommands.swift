@@ -113,14 +113,7 @@ struct SessionRefresh: AsyncParsableCommand {
 /// Writes the token (if any) to stdout and exits with the outcome's code.
 private func printOutcome(_ result: AutoLoginResult) throws {
     if let grant = result.grant {
-        grant.accessToken.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = write(1, raw.baseAddress! + offset, raw.count - offset)
-                if n <= 0 { break }
-                offset += n
-            }
-        }
+        SecretInput.writeToStandardOutput(grant.accessToken)
         if isatty(1) == 1 { print() }
     }
     switch result {

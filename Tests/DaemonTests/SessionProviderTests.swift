@@ -101,6 +101,16 @@ extension DaemonSuite {
             #expect(status == 400 && error == "invalid_grant")
         }
 
+        @Test func clientSecretPostAuthenticatesAsWellAsBasic() async throws {
+            let world = try await World()
+            let response = try await world.provider.signIn()
+            try await world.sessions.save(try TokenResponse(json: response), provider: try world.provider.provider(authentication: .post),
+                                          for: world.key)
+            #expect(try await world.sessions.refresh(world.key).outcome == "refreshed")
+            #expect(try await world.sessions.logout(world.key).revoked)
+            #expect(try await world.provider.isActive(response.jsonField("access_token")!) == false)
+        }
+
         @Test func providerDownIsOfflineWithNothingDeletedAndBackIsRefreshed() async throws {
             let world = try await World()
             let response = try await world.signIn()
