@@ -27,13 +27,14 @@ extension DaemonSuite {
             let key = try! ItemKey(service: "com.sorted.api", account: "ada")
             var sessions: SessionClient { SessionClient(socketPath: cli.socket, timeout: .seconds(20)) }
 
-            init() throws {
+            /// - Parameter proactive: keep the daemon's proactive refresh on (the shipped default).
+            init(proactive: Bool = false) throws {
                 cli = try CLIHarness()
                 try cli.initKeyFileVault()
                 let policy = cli.configDir + "/policy"
                 try FileManager.default.createDirectory(atPath: policy, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
                 try FileManager.default.copyItem(atPath: CLIHarness.repository + "/policy/access.toml", toPath: policy + "/access.toml")
-                try "[session]\nproactive_refresh_seconds = 0\n".write(toFile: policy + "/settings.toml", atomically: true, encoding: .utf8)
+                try "[session]\nproactive_refresh_seconds = \(proactive ? 60 : 0)\n".write(toFile: policy + "/settings.toml", atomically: true, encoding: .utf8)
                 for file in ["access.toml", "settings.toml"] { chmod(policy + "/" + file, 0o600) }
                 let clockFile = cli.root + "/clock"
                 self.clockFile = clockFile
@@ -201,6 +202,31 @@ extension DaemonSuite {
             _ = try await world.sessions.logout(world.key)
             while received.withLock({ $0.count }) < 3 && Date() < deadline { usleep(5_000) }
             #expect(received.withLock { $0 } == ["watching", "refreshed", "loggedOut"])
+            world.cli.stopDaemon()
+        }
+
+        /// The daemon's own work loop refreshes a login before it expires, with no client asking.
+        @Test func theDaemonRefreshesALoginAheadOfItsExpiryByItself() async throws {
+            let world = try World(proactive: true)
+            try await world.signIn()
+            // Due at expiry − min_valid (60 s) − proactive_refresh_seconds (60 s) − up to 30 s of jitter.
+            world.clock.advance(by: 3600 - 120)
+            #expect(try await world.provider.refreshRequests() == 0)
+            // The loop sleeps until its deadline; a schedule change (a second login) wakes it at once.
+            let other = try ItemKey(service: "com.sorted.other", account: "ada")
+            guard case .object(let second) = try JSONValue.parse(try await world.provider.signIn()) else { return }
+            try await world.sessions.save(tokenResponse: second, provider: try world.provider.provider(), for: other)
+            let deadline = Date().addingTimeInterval(15)
+            var status = try await world.sessions.status(world.key)
+            while status["lastRefreshedAt"] == nil && Date() < deadline {
+                usleep(20_000)
+                status = try await world.sessions.status(world.key)
+            }
+            #expect(status["lastRefreshedAt"] != nil && status["state"]?.stringValue == "valid", "the daemon did not refresh the login ahead of time")
+            #expect(try await world.provider.refreshRequests() == 1)
+            let result = try await world.sessions.autoLogin(world.key)
+            #expect(result.outcome == "valid", "AutoLogin after the proactive refresh should need no network")
+            #expect(try await world.provider.refreshRequests() == 1)
             world.cli.stopDaemon()
         }
 
