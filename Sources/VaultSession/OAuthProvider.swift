@@ -60,7 +60,10 @@ public struct OAuthProvider: Sendable, Equatable, CustomStringConvertible {
         guard url.absoluteString.utf8.count <= 2048 else {
             throw VaultError.invalidArgument("the \(what) is longer than 2048 bytes")
         }
-        let loopback = ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host.lowercased()) || host.hasPrefix("127.")
+        // 127.0.0.0/8 as an IPv4 literal only: "127.evil.example" is a DNS name anyone can point anywhere.
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        let loopbackIPv4 = octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+        let loopback = ["localhost", "::1", "[::1]"].contains(host.lowercased()) || loopbackIPv4
         switch scheme {
         case "https": return
         case "http" where loopback: return

@@ -119,7 +119,13 @@ extension SessionManager {
         var refreshAt: Date?
         if session.refreshToken != nil, configuration.proactiveRefresh {
             let lead = configuration.minValid + configuration.refreshAhead + configuration.refreshJitter * random()
-            refreshAt = session.effectiveAccessTokenExpiry.addingTimeInterval(-lead)
+            // A token living less than the lead would be due again the moment it was refreshed (a
+            // request loop): refresh it halfway through its life instead.
+            let lifetime = max(session.effectiveAccessTokenExpiry.timeIntervalSince(session.issuedAt), 0)
+            // And never sooner than 30 s after the tokens were issued, whatever the provider says
+            // (`expires_in: 0` would otherwise be due at once, again and again).
+            refreshAt = max(session.effectiveAccessTokenExpiry.addingTimeInterval(-min(lead, lifetime / 2)),
+                            session.issuedAt.addingTimeInterval(30))
         }
         let endReason: ReauthReason
         if let absolute = session.absoluteExpiresAt, absolute == session.endsAt {

@@ -1,0 +1,155 @@
+import Foundation
+import Testing
+import VaultCore
+import VaultCrypto
+@testable import VaultSession
+import VaultTesting
+
+/// `nextWakeUp()` says when `runDueWork()` has something to do; nothing happens before it.
+@Suite struct ProactiveScheduleTests {
+    @Test func proactiveRefreshHappensBeforeExpiry() async throws {
+        let h = try SessionHarness([.tokens(access: "A2", refresh: "R2")])
+        try await h.signIn()
+        let expiry = h.start.addingTimeInterval(3600)
+        let wake = try #require(await h.sessions.nextWakeUp())
+        // minValid 60 + refreshAhead 60 + half of refreshJitter 30.
+        #expect(wake == expiry.addingTimeInterval(-135))
+        #expect(wake < expiry.addingTimeInterval(-h.configuration.minValid))
+
+        h.clock.set(to: wake.addingTimeInterval(-1))
+        await h.sessions.runDueWork()
+        #expect(h.transport.requestCount == 0)
+
+        h.clock.set(to: wake)
+        await h.sessions.runDueWork()
+        #expect(h.transport.requestCount == 1)
+        #expect(h.transport.requests.first?["refresh_token"] == "R1")
+        #expect(text(try await h.storedLogin()?.accessToken) == "A2")
+        #expect(await h.sessions.nextWakeUp() == wake.addingTimeInterval(3600 - 135))
+        // The caller now finds a fresh token, with no request of its own.
+        #expect(try await h.sessions.autoLogin(h.key).outcome == "valid")
+        #expect(h.transport.requestCount == 1)
+    }
+
+    @Test func aFailedProactiveRefreshIsRetriedAfterTheHoldBack() async throws {
+        let h = try SessionHarness([.unreachable, .tokens(access: "A2")])
+        try await h.signIn()
+        let wake = try #require(await h.sessions.nextWakeUp())
+        h.clock.set(to: wake)
+        await h.sessions.runDueWork()
+        #expect(h.transport.requestCount == 1)
+        #expect(text(try await h.storedLogin()?.refreshToken) == "R1")
+        #expect(await h.sessions.nextWakeUp() == wake.addingTimeInterval(1.5))
+        await h.sessions.runDueWork()
+        #expect(h.transport.requestCount == 1)
+        h.clock.advance(by: 1.5)
+        await h.sessions.runDueWork()
+        #expect(h.transport.requestCount == 2)
+        #expect(text(try await h.storedLogin()?.accessToken) == "A2")
+    }
+
+    /// A provider whose tokens live less than the refresh lead (150 s here) must not be asked again
+    /// the moment each refresh lands: the schedule stays in the future.
+    @Test func aShortLivedTokenIsNotRefreshedInALoop() async throws {
+        let h = try SessionHarness((2...5).map { .tokens(access: "A\($0)", expiresIn: 100) })
+        try await h.signIn(expiresIn: 100)
+        for round in 1...3 {
+            let wake = try #require(await h.sessions.nextWakeUp())
+            #expect(wake > h.clock.now, "round \(round): the next refresh is already due")
+            #expect(wake < h.clock.now.addingTimeInterval(100), "round \(round): scheduled after expiry")
+            await h.sessions.runDueWork()
+            #expect(h.transport.requestCount == round - 1)
+            h.clock.set(to: wake)
+            await h.sessions.runDueWork()
+            #expect(h.transport.requestCount == round)
+        }
+    }
+
+    @Test func aTokenThatExpiresAtOnceIsRefreshedAtMostEvery30Seconds() async throws {
+        let h = try SessionHarness((2...4).map { .tokens(access: "A\($0)", expiresIn: 0) })
+        try await h.signIn(expiresIn: 0)
+        for round in 1...2 {
+            let wake = try #require(await h.sessions.nextWakeUp())
+            #expect(wake == h.clock.now.addingTimeInterval(30), "round \(round)")
+            await h.sessions.runDueWork()
+            #expect(h.transport.requestCount == round - 1)
+            h.clock.set(to: wake)
+            await h.sessions.runDueWork()
+            await h.sessions.runDueWork()
+            #expect(h.transport.requestCount == round)
+        }
+    }
+
+    @Test func withProactiveRefreshOffNothingIsScheduled() async throws {
+        let h = try SessionHarness([.tokens(access: "A2")], configuration: .init(proactiveRefresh: false))
+        try await h.signIn()
+        #expect(await h.sessions.nextWakeUp() == nil)
+        h.clock.advance(by: 3600 - 1)
+        await h.sessions.runDueWork()
+        #expect(h.transport.requestCount == 0)
+        #expect(text(try await h.storedLogin()?.accessToken) == "A1")
+    }
+
+    @Test func theAbsoluteLifetimeWipesTheLoginWithAnExpiredEvent() async throws {
+        let h = try SessionHarness(configuration: .init(proactiveRefresh: false))
+        try await h.signIn(maximumLifetime: 600)
+        let wake = try #require(await h.sessions.nextWakeUp())
+        #expect(wake == h.start.addingTimeInterval(600))
+        h.clock.set(to: wake.addingTimeInterval(-1))
+        await h.sessions.runDueWork()
+        #expect(try await h.storedLogin() != nil)
+
+        h.clock.set(to: wake)
+        let seen = try await events(of: h.sessions, provider: h.provider) {
+            await h.sessions.runDueWork()
+        }
+        #expect(seen.map(\.kind) == [.expired])
+        #expect(seen.first?.key == h.key)
+        #expect(try await h.storedLogin() == nil)
+        #expect(h.transport.requestCount == 0)
+        #expect(try await h.sessions.autoLogin(h.key).reauthReason == .noSession)
+    }
+
+    @Test func theRefreshTokensExpiryWipesTheLoginBeforeAnyRefresh() async throws {
+        let h = try SessionHarness()
+        try await h.signIn(expiresIn: 3600, refreshExpiresIn: 1800)
+        let wake = try #require(await h.sessions.nextWakeUp())
+        #expect(wake == h.start.addingTimeInterval(1800))
+        h.clock.set(to: wake)
+        let seen = try await events(of: h.sessions, provider: h.provider) {
+            await h.sessions.runDueWork()
+        }
+        #expect(seen.map(\.kind) == [.expired])
+        #expect(try await h.storedLogin() == nil)
+        #expect(h.transport.requestCount == 0)
+    }
+
+    /// A store that keeps items past their expiry (it ignores `expiresAt`): the manager itself must
+    /// notice that the login is over.
+    @Test func anEndedLoginStillInTheStoreIsWipedToo() async throws {
+        let h = try SessionHarness(configuration: .init(proactiveRefresh: false), wrap: { NoExpiryStore($0) })
+        try await h.signIn(maximumLifetime: 600)
+        h.clock.advance(by: 600)
+        #expect(try await h.storedLogin() != nil)
+        var result: AutoLoginResult?
+        let seen = try await events(of: h.sessions, provider: h.provider) {
+            result = try await h.sessions.autoLogin(h.key)
+        }
+        #expect(result?.reauthReason == .lifetimeOver)
+        #expect(seen.map(\.kind) == [.expired])
+        #expect(try await h.storedLogin() == nil)
+    }
+}
+
+/// Passes everything through but drops expiry dates.
+struct NoExpiryStore: TokenStore {
+    let inner: InMemoryTokenStore
+    init(_ inner: InMemoryTokenStore) { self.inner = inner }
+
+    func store(_ secret: SecureBytes, for key: ItemKey, options: StoreOptions) async throws {
+        try await inner.store(secret, for: key, options: try StoreOptions(label: options.label, attributes: options.attributes))
+    }
+    func retrieve(_ key: ItemKey) async throws -> RetrievedItem { try await inner.retrieve(key) }
+    func delete(_ key: ItemKey) async throws { try await inner.delete(key) }
+    func list(service: String?) async throws -> [ItemMetadata] { try await inner.list(service: service) }
+}
