@@ -20,7 +20,8 @@ extension SessionManager {
             if session.provider.revocationEndpoint != nil {
                 let revocation = QueuedRevocation(for: session, login: key, at: clock.now)
                 try await store.store(revocation.sealedRecord(), for: try revocation.item, options: try revocationOptions(for: session))
-                queuedRevocations[revocation.id] = RetryState(failures: 0, notBefore: clock.now)
+                // Not due for the background work: this logout sends it right after the wipe.
+                queuedRevocations[revocation.id] = RetryState(failures: 0, notBefore: clock.now.addingTimeInterval(60))
                 queued = revocation
             }
             try await wipe(key, event: .loggedOut)
