@@ -38,6 +38,9 @@ let package = Package(
             dependencies: ["Vault", "VaultCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(name: "VaultTesting", dependencies: ["VaultCore", "VaultCrypto"]),
+        // The optional desktop keyring (freedesktop Secret Service) through libsecret.
+        .systemLibrary(name: "CSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
+        .target(name: "VaultSecretService", dependencies: ["VaultCore", "VaultCrypto", "CSecret"]),
         .target(
             name: "Varlink",
             dependencies: [
@@ -57,6 +60,7 @@ let package = Package(
             name: "VaultDaemon",
             dependencies: [
                 "Varlink", "VaultPolicy", "VaultProtocol", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
+                "VaultSecretService",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -65,6 +69,7 @@ let package = Package(
             name: "sortedvault",
             dependencies: [
                 "VaultClient", "VaultDaemon", "VaultProtocol", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
+                "VaultSecretService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -83,6 +88,10 @@ let package = Package(
                 "VaultClient", "VaultDaemon", "VaultProtocol", "Varlink", "VaultCore", "VaultCrypto", "VaultTesting",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
+        ),
+        .testTarget(
+            name: "SecretServiceTests",
+            dependencies: ["VaultSecretService", "VaultClient", "VaultCore", "VaultCrypto", "VaultTesting", "CSecret"]
         ),
         .testTarget(
             name: "VaultTests",

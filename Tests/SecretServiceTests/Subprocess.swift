@@ -1,0 +1,96 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// (A copy of DaemonTests/Subprocess.swift: test targets cannot import each other.)
+/// A child process started with posix_spawn and reaped with waitpid: no run loops, no signal
+/// handlers, so it behaves the same in every test.
+struct Subprocess {
+    let pid: pid_t
+
+    /// Starts `argv[0]` with `environment`; `stdin`, `stdout`, `stderr` are descriptors for the child
+    /// (they are dup'ed onto 0, 1, 2).
+    static func spawn(_ argv: [String], environment: [String: String], stdin: Int32, stdout: Int32, stderr: Int32) throws -> Subprocess {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, stdin, 0)
+        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
+        posix_spawn_file_actions_adddup2(&actions, stderr, 2)
+        let cArguments = argv.map { strdup($0) } + [nil]
+        let cEnvironment = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            cArguments.forEach { free($0) }
+            cEnvironment.forEach { free($0) }
+        }
+        var pid = pid_t()
+        let status = posix_spawn(&pid, argv[0], &actions, nil, cArguments, cEnvironment)
+        guard status == 0 else { throw HarnessError("cannot start \(argv[0]): \(String(cString: strerror(status)))") }
+        return Subprocess(pid: pid)
+    }
+
+    /// Waits for the child and returns its exit status (128 + signal when killed).
+    @discardableResult
+    func wait() -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        if status & 0x7f == 0 { return (status >> 8) & 0xff }
+        return 128 + (status & 0x7f)
+    }
+
+    /// Whether the child has exited (reaping it if so); the status is returned through `status`.
+    func hasExited(status: inout Int32) -> Bool {
+        var raw: Int32 = 0
+        let result = waitpid(pid, &raw, WNOHANG)
+        guard result == pid else { return false }
+        status = raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+        return true
+    }
+
+    func signal(_ number: Int32) { kill(pid, number) }
+
+    /// Runs to completion with `input` on stdin; returns status, stdout and stderr.
+    static func run(_ argv: [String], environment: [String: String], input: Data) throws -> (Int32, Data, Data) {
+        var inPipe: [Int32] = [0, 0], outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
+        guard pipe(&inPipe) == 0, pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw HarnessError("pipe failed") }
+        for fd in inPipe + outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        let child = try spawn(argv, environment: environment, stdin: inPipe[0], stdout: outPipe[1], stderr: errPipe[1])
+        close(inPipe[0]); close(outPipe[1]); close(errPipe[1])
+        // Feed stdin from another thread so a chatty child cannot deadlock us.
+        let inputFD = inPipe[1]
+        let writer = Thread {
+            input.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let n = write(inputFD, raw.baseAddress! + offset, raw.count - offset)
+                    if n <= 0 { break }
+                    offset += n
+                }
+            }
+            close(inputFD)
+        }
+        Glibc.signal(SIGPIPE, SIG_IGN)
+        writer.start()
+        var out = Data(), err = Data()
+        var fds = [pollfd(fd: outPipe[0], events: Int16(POLLIN), revents: 0), pollfd(fd: errPipe[0], events: Int16(POLLIN), revents: 0)]
+        var open = 2
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while open > 0 {
+            guard poll(&fds, nfds_t(fds.count), 60_000) > 0 else { break }
+            for index in fds.indices where fds[index].fd >= 0 && fds[index].revents != 0 {
+                let n = read(fds[index].fd, &buffer, buffer.count)
+                if n > 0 {
+                    if index == 0 { out.append(contentsOf: buffer[0..<n]) } else { err.append(contentsOf: buffer[0..<n]) }
+                } else {
+                    close(fds[index].fd)
+                    fds[index].fd = -1
+                    open -= 1
+                }
+            }
+        }
+        for fd in fds where fd.fd >= 0 { close(fd.fd) }
+        return (child.wait(), out, err)
+    }
+}
