@@ -88,11 +88,14 @@ public enum Daemon {
             socketDirectory.release()
             throw error
         }
+        let keyringUnlock = await KeyringBackends.unlockFromKeyring(vault, logger: logger)
+        KeyringBackends.checkItemKeyring(settings, logger: logger)
 
         let access = AccessControl(policy: policy, logger: logger)
         let activity = ActivityClock(clock: configuration.clock)
         let service = VaultService(
-            vault: vault, access: access, throttle: UnlockThrottle(clock: configuration.clock),
+            vault: vault, items: KeyringBackends.itemStore(for: settings, vault: vault, clock: configuration.clock),
+            access: access, throttle: UnlockThrottle(clock: configuration.clock),
             activity: activity, settings: settings, logger: logger)
         var serverConfiguration = VarlinkServerConfiguration()
         serverConfiguration.idleTimeout = .seconds(settings.idleConnectionTimeoutSeconds)
@@ -123,13 +126,13 @@ public enum Daemon {
         let locked = await vault.isLocked
         logger.info("serving", metadata: [
             "socket": "\(paths.socket)", "database": "\(paths.database)",
-            "locked": "\(locked)", "autoLockMinutes": "\(settings.autoLockMinutes)",
+            "locked": "\(locked)", "autoLockMinutes": "\(settings.autoLockMinutes)", "backend": "\(settings.backend.rawValue)",
         ])
         let autoLock = Task {
             await runAutoLock(vault: vault, activity: activity, minutes: settings.autoLockMinutes, logger: logger)
         }
         return RunningDaemon(server: server, vault: vault, storage: storage, socketDirectory: socketDirectory,
-                             autoLock: autoLock, logger: logger)
+                             autoLock: autoLock, keyringUnlock: keyringUnlock, logger: logger)
     }
 
     /// Locks the vault once it has been idle for the configured minutes. Sleeps until the next
@@ -173,10 +176,12 @@ public final class RunningDaemon: Sendable {
     private let storage: SQLiteSealedStorage
     private let socketDirectory: SocketDirectory
     private let autoLock: Task<Void, Never>
+    private let keyringUnlock: Task<Void, Never>?
     private let logger: Logger
 
     init(server: VarlinkServer, vault: EncryptedVault, storage: SQLiteSealedStorage, socketDirectory: SocketDirectory,
-         autoLock: Task<Void, Never>, logger: Logger) {
+         autoLock: Task<Void, Never>, keyringUnlock: Task<Void, Never>? = nil, logger: Logger) {
+        self.keyringUnlock = keyringUnlock
         self.server = server
         self.vault = vault
         self.storage = storage
@@ -188,6 +193,7 @@ public final class RunningDaemon: Sendable {
     /// Stops serving, removes the socket, zeroes the keys and closes the database.
     public func shutdown() async throws {
         autoLock.cancel()
+        keyringUnlock?.cancel()
         try await server.shutdown()
         await vault.lock()
         try storage.close()

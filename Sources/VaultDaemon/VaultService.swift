@@ -14,15 +14,18 @@ final class VaultService: VarlinkInterface {
     let interfaceDescription = VaultInterfaceDescription.text
 
     private let vault: EncryptedVault
+    /// Where item calls go: the vault itself, or the desktop keyring behind the vault's lock.
+    private let items: any TokenStore
     private let access: AccessControl
     private let throttle: UnlockThrottle
     private let activity: ActivityClock
     private let settings: DaemonSettings
     private let logger: Logger
 
-    init(vault: EncryptedVault, access: AccessControl, throttle: UnlockThrottle, activity: ActivityClock,
+    init(vault: EncryptedVault, items: (any TokenStore)? = nil, access: AccessControl, throttle: UnlockThrottle, activity: ActivityClock,
          settings: DaemonSettings, logger: Logger) {
         self.vault = vault
+        self.items = items ?? vault
         self.access = access
         self.throttle = throttle
         self.activity = activity
@@ -58,7 +61,7 @@ final class VaultService: VarlinkInterface {
         let secret = try parameters.secret("secret")
         let options = try parameters.storeOptions()
         activity.touch()
-        try await vault.store(secret, for: key, options: options)
+        try await items.store(secret, for: key, options: options)
         return [:]
     }
 
@@ -66,7 +69,7 @@ final class VaultService: VarlinkInterface {
         let key = try Parameters(call).key()
         try access.require(peer, "retrieve", service: key.service)
         activity.touch()
-        let item = try await vault.retrieve(key)
+        let item = try await items.retrieve(key)
         return ["secret": .string(item.secret.base64EncodedString()), "item": ItemWireFormat.encode(item.metadata)]
     }
 
@@ -74,7 +77,7 @@ final class VaultService: VarlinkInterface {
         let key = try Parameters(call).key()
         try access.require(peer, "delete", service: key.service)
         activity.touch()
-        try await vault.delete(key)
+        try await items.delete(key)
         return [:]
     }
 
@@ -83,7 +86,7 @@ final class VaultService: VarlinkInterface {
         try access.require(peer, "list", service: service)
         activity.touch()
         // Without a service filter, show only the services this caller may list.
-        let items = try await vault.list(service: service).filter { access.allows(peer, "list", service: $0.service) }
+        let items = try await self.items.list(service: service).filter { access.allows(peer, "list", service: $0.service) }
         return ["items": .array(items.map(ItemWireFormat.encode))]
     }
 

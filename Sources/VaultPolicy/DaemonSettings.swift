@@ -15,12 +15,22 @@ public struct DaemonSettings: Sendable, Equatable {
     public var maxConnectionsPerUID: Int
     /// Auto-login returns a cached access token only if it stays valid this long. 0…86400.
     public var sessionMinValidSeconds: Int
+    /// Where items live: sortedvault's embedded encrypted store (the default) or the desktop keyring.
+    public var backend: ItemBackend
 
-    public init(autoLockMinutes: Int, idleConnectionTimeoutSeconds: Int, maxConnectionsPerUID: Int, sessionMinValidSeconds: Int) {
+    /// `backend = "embedded"` or `backend = "secret-service"`.
+    public enum ItemBackend: String, Sendable, Equatable, CaseIterable {
+        case embedded
+        case secretService = "secret-service"
+    }
+
+    public init(autoLockMinutes: Int, idleConnectionTimeoutSeconds: Int, maxConnectionsPerUID: Int, sessionMinValidSeconds: Int,
+                backend: ItemBackend = .embedded) {
         self.autoLockMinutes = autoLockMinutes
         self.idleConnectionTimeoutSeconds = idleConnectionTimeoutSeconds
         self.maxConnectionsPerUID = maxConnectionsPerUID
         self.sessionMinValidSeconds = sessionMinValidSeconds
+        self.backend = backend
     }
 
     static let autoLockRange = 0...10080
@@ -44,11 +54,18 @@ public struct DaemonSettings: Sendable, Equatable {
     /// Parses settings text; absent keys keep the built-in defaults.
     public static func parse(_ text: String, file: String) throws -> DaemonSettings {
         let reader = TOMLTableReader(table: try TOMLParser.parse(text, file: file), file: file, name: "the top level")
-        try reader.rejectUnknownKeys(["auto_lock_minutes", "idle_connection_timeout_seconds", "max_connections_per_uid", "session"])
+        try reader.rejectUnknownKeys(["auto_lock_minutes", "idle_connection_timeout_seconds", "max_connections_per_uid", "backend", "session"])
         var settings = keyDefaults
         if let value = try reader.integer("auto_lock_minutes", in: autoLockRange) { settings.autoLockMinutes = value }
         if let value = try reader.integer("idle_connection_timeout_seconds", in: idleTimeoutRange) { settings.idleConnectionTimeoutSeconds = value }
         if let value = try reader.integer("max_connections_per_uid", in: connectionsRange) { settings.maxConnectionsPerUID = value }
+        if let value = try reader.value("backend") {
+            let text = try reader.string("backend", value, example: "\"embedded\"")
+            guard let backend = ItemBackend(rawValue: text) else {
+                throw reader.invalid("backend", "backend \(text.debugDescription) is not known; write backend = \"embedded\" or backend = \"secret-service\"")
+            }
+            settings.backend = backend
+        }
         if let session = try reader.subtable("session") {
             try session.rejectUnknownKeys(["min_valid_seconds"])
             if let value = try session.integer("min_valid_seconds", in: minValidRange) { settings.sessionMinValidSeconds = value }
