@@ -118,7 +118,7 @@ final class KeyringSession: @unchecked Sendable {
     dbus-daemon --config-file="$root/bus.conf" --nofork --nopidfile --print-address=1 >"$root/bus.address" 2>"$root/bus.log" &
     bus=$!
     keyring=0
-    trap '[ "$keyring" != 0 ] && kill -CONT "$keyring" 2>/dev/null; [ "$keyring" != 0 ] && kill "$keyring" 2>/dev/null; kill "$bus" 2>/dev/null; wait' EXIT
+    trap '[ "$keyring" != 0 ] && kill -CONT "$keyring" 2>/dev/null; [ "$keyring" != 0 ] && kill "$keyring" 2>/dev/null; kill "$bus" 2>/dev/null; wait; rm -rf "$root"' EXIT
     for i in $(seq 1 500); do [ -s "$root/bus.address" ] && break; sleep 0.01; done
     [ -s "$root/bus.address" ] || { echo "failed: dbus-daemon did not start: $(cat "$root/bus.log")"; exit 1; }
     export DBUS_SESSION_BUS_ADDRESS="$(head -n1 "$root/bus.address")"

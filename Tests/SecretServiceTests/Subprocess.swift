@@ -4,7 +4,8 @@ import Foundation
 import Glibc
 #endif
 
-/// (A copy of DaemonTests/Subprocess.swift: test targets cannot import each other.)
+/// (A copy of DaemonTests/Subprocess.swift — test targets cannot import each other — that also resets
+/// the child's signal mask.)
 /// A child process started with posix_spawn and reaped with waitpid: no run loops, no signal
 /// handlers, so it behaves the same in every test.
 struct Subprocess {
@@ -25,8 +26,20 @@ struct Subprocess {
             cArguments.forEach { free($0) }
             cEnvironment.forEach { free($0) }
         }
+        // Children start with no blocked signals and default dispositions: posix_spawn otherwise
+        // passes on the spawning dispatch thread's mask, with SIGTERM blocked, and SIGPIPE ignored.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid = pid_t()
-        let status = posix_spawn(&pid, argv[0], &actions, nil, cArguments, cEnvironment)
+        let status = posix_spawn(&pid, argv[0], &actions, &attributes, cArguments, cEnvironment)
         guard status == 0 else { throw HarnessError("cannot start \(argv[0]): \(String(cString: strerror(status)))") }
         return Subprocess(pid: pid)
     }
