@@ -47,6 +47,9 @@ let package = Package(
             dependencies: ["VaultCore", "VaultCrypto", "BoundedJSON", .product(name: "Logging", package: "swift-log")]
         ),
         .target(name: "VaultOAuthHTTP", dependencies: ["VaultSession", "VaultCore", "VaultCrypto"]),
+        // The optional desktop keyring (freedesktop Secret Service) through libsecret.
+        .systemLibrary(name: "CSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
+        .target(name: "VaultSecretService", dependencies: ["VaultCore", "VaultCrypto", "CSecret"]),
         .target(
             name: "Varlink",
             dependencies: [
@@ -68,6 +71,7 @@ let package = Package(
             dependencies: [
                 "Varlink", "VaultPolicy", "VaultProtocol", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
                 "VaultSession", "VaultOAuthHTTP",
+                "VaultSecretService",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -77,6 +81,7 @@ let package = Package(
             dependencies: [
                 "VaultClient", "VaultDaemon", "VaultProtocol", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
                 "VaultSession", "BoundedJSON",
+                "VaultSecretService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -94,9 +99,15 @@ let package = Package(
             name: "DaemonTests",
             dependencies: [
                 "VaultClient", "VaultDaemon", "VaultProtocol", "Varlink", "VaultCore", "VaultCrypto", "VaultTesting",
-                "VaultSession", "VaultOAuthHTTP", "Vault", "VaultSQLite",
+                "VaultSession", "VaultOAuthHTTP", "Vault", "VaultSQLite", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
+        ),
+        // Process and fixture helpers shared by the test targets that run real processes.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(
+            name: "SecretServiceTests",
+            dependencies: ["VaultSecretService", "VaultClient", "VaultCore", "VaultCrypto", "VaultTesting", "CSecret", "TestSupport"]
         ),
         .testTarget(
             name: "VaultTests",

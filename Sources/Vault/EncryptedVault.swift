@@ -37,12 +37,21 @@ public actor EncryptedVault: TokenStore, LockableStore {
 
     /// Creates a new vault in empty `storage`, protected by `keySource`, and returns it unlocked.
     public static func create(storage: any SealedStorage, keySource: NewKeySource, clock: any VaultClock = SystemClock()) async throws -> EncryptedVault {
+        try await create(storage: storage, keySources: [keySource], clock: clock)
+    }
+
+    /// Creates a new vault whose master key any one of `keySources` unlocks — for example the desktop
+    /// keyring, and a recovery passphrase for when the keyring is unavailable.
+    public static func create(storage: any SealedStorage, keySources: [NewKeySource], clock: any VaultClock = SystemClock()) async throws -> EncryptedVault {
+        guard !keySources.isEmpty, keySources.count <= 16 else {
+            throw VaultError.invalidArgument("a vault needs between 1 and 16 key sources")
+        }
         if try await storage.readHeader() != nil {
             throw VaultError(.alreadyInitialized, "a vault already exists here; open it instead, or remove it first")
         }
         let master = SecureBytes(randomCount: MasterKey.count)
-        let slot = try await KeyDerivationQueue.run { try KeySlots.make(for: keySource, wrapping: master) }
-        let header = VaultHeader(format: VaultHeader.currentFormat, slots: [slot])
+        let slots = try await KeyDerivationQueue.run { try keySources.map { try KeySlots.make(for: $0, wrapping: master) } }
+        let header = VaultHeader(format: VaultHeader.currentFormat, slots: slots)
         try await storage.writeHeader(try header.encoded(), expected: nil)
         return EncryptedVault(storage: storage, clock: clock, keys: ItemKeys(master: master))
     }
@@ -51,7 +60,7 @@ public actor EncryptedVault: TokenStore, LockableStore {
 
     public var isLocked: Bool { keys == nil }
 
-    /// Unlocks with a passphrase or key file. A wrong one throws `.wrongPassphrase` and changes nothing.
+    /// Unlocks with a passphrase, key file or keyring key. A wrong one throws `.wrongPassphrase` and changes nothing.
     public func unlock(_ credential: UnlockCredential) async throws {
         let header = try await currentHeader()
         let master = try await KeyDerivationQueue.run { try KeySlots.open(header.decoded, with: credential) }
@@ -77,9 +86,14 @@ public actor EncryptedVault: TokenStore, LockableStore {
         try await storage.writeHeader(try updated.encoded(), expected: header.bytes)
     }
 
-    /// The kinds of key that can unlock this vault: `passphrase`, `keyfile`.
+    /// The kinds of key that can unlock this vault: `passphrase`, `keyfile`, `secret-service`.
     public func keySourceKinds() async throws -> [String] {
         try await currentHeader().decoded.slots.map(\.kind.rawValue)
+    }
+
+    /// The desktop-keyring item that holds this vault's key, if a secret-service slot protects it.
+    public func secretServiceKeyID() async throws -> String? {
+        try await currentHeader().decoded.slots.first { $0.kind == .secretService }?.keyID
     }
 
     /// How many items are stored; works while locked (it reveals no names).

@@ -8,17 +8,23 @@ public enum NewKeySource: Sendable {
     case passphrase(SecureBytes, cost: Argon2Cost = .moderate)
     /// The 32 bytes of a key file (see ``KeyFile``).
     case keyFile(SecureBytes)
+    /// 32 random bytes the caller keeps in the desktop keyring (Secret Service) under `keyID`. The
+    /// vault only records `keyID`, so the daemon can find the item again; it never sees the keyring.
+    case secretService(SecureBytes, keyID: String)
 }
 
 /// What unlocks an existing vault.
 public enum UnlockCredential: Sendable {
     case passphrase(SecureBytes)
     case keyFile(SecureBytes)
+    /// The 32 bytes fetched from the desktop keyring for the slot's key ID.
+    case secretService(SecureBytes)
 
     var slotKind: KeySlot.Kind {
         switch self {
         case .passphrase: return .passphrase
         case .keyFile: return .keyFile
+        case .secretService: return .secretService
         }
     }
 }
@@ -42,6 +48,13 @@ enum KeySlots {
             let kek = keyFileKEK(fileKey, salt: salt)
             return KeySlot(kind: .keyFile, operations: nil, memoryBytes: nil,
                            salt: Data(salt), wrappedKey: Data(try SecretBox.seal(master, key: kek)))
+        case let .secretService(keyringKey, keyID):
+            guard KeySlot.isValidKeyID(keyID) else {
+                throw VaultError.invalidArgument("a Secret Service key ID must be 32 lowercase hex digits")
+            }
+            let kek = secretServiceKEK(keyringKey, salt: salt)
+            return KeySlot(kind: .secretService, operations: nil, memoryBytes: nil, salt: Data(salt),
+                           wrappedKey: Data(try SecretBox.seal(master, key: kek)), keyID: keyID)
         }
     }
 
@@ -63,6 +76,8 @@ enum KeySlots {
             }
         case let .keyFile(fileKey):
             kek = keyFileKEK(fileKey, salt: Array(slot.salt))
+        case let .secretService(keyringKey):
+            kek = secretServiceKEK(keyringKey, salt: Array(slot.salt))
         }
         do {
             return try SecretBox.open(Array(slot.wrappedKey), key: kek)
@@ -72,8 +87,15 @@ enum KeySlots {
                 throw VaultError(.wrongPassphrase, "wrong passphrase: the vault did not open; check it and try again")
             case .keyFile:
                 throw VaultError(.wrongPassphrase, "the key file does not open this vault; use the key file made for it")
+            case .secretService:
+                throw VaultError(.wrongPassphrase,
+                    "the key in the desktop keyring does not open this vault; unlock with the recovery passphrase: `sortedvault unlock`")
             }
         }
+    }
+
+    private static func secretServiceKEK(_ keyringKey: SecureBytes, salt: [UInt8]) -> SecureBytes {
+        KeyedHash.deriveKey(from: keyringKey, context: "sortedvault kek secret-service v1", parts: [salt])
     }
 
     private static func keyFileKEK(_ fileKey: SecureBytes, salt: [UInt8]) -> SecureBytes {

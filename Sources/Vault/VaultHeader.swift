@@ -43,7 +43,7 @@ struct VaultHeader: Codable, Equatable {
 
 /// One wrapping of the master key.
 struct KeySlot: Codable, Equatable {
-    enum Kind: String, Codable { case passphrase, keyFile = "keyfile" }
+    enum Kind: String, Codable { case passphrase, keyFile = "keyfile", secretService = "secret-service" }
 
     var kind: Kind
     /// Argon2id passes; passphrase slots only.
@@ -54,6 +54,14 @@ struct KeySlot: Codable, Equatable {
     var salt: Data
     /// `nonce ‖ tag ‖ secretbox(master key)` under the key-encryption key; base64 in JSON.
     var wrappedKey: Data
+    /// Which desktop-keyring item holds the key; secret-service slots only (absent, so not encoded,
+    /// for the other kinds: v1 headers written before this field read and re-encode unchanged).
+    var keyID: String? = nil
+
+    /// 16 random bytes in lowercase hex: names the keyring item without saying anything about the vault.
+    static func isValidKeyID(_ id: String) -> Bool {
+        id.utf8.count == 32 && id.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
+    }
 
     var cost: Argon2Cost? {
         guard let operations, let memoryBytes else { return nil }
@@ -63,6 +71,9 @@ struct KeySlot: Codable, Equatable {
     func validate() throws {
         guard salt.count == PasswordHash.saltCount, wrappedKey.count == SecretBox.overhead + MasterKey.count else {
             throw VaultError(.unsupportedFormat, "a key slot of the vault header is malformed; the file is damaged")
+        }
+        if kind == .secretService, !(keyID.map(Self.isValidKeyID) ?? false) {
+            throw VaultError(.unsupportedFormat, "the secret-service slot has no valid key ID; the file is damaged")
         }
         if kind == .passphrase {
             guard let cost else {

@@ -71,7 +71,7 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 extension VaultError {
-    public static let locked = VaultError(.locked, "the vault is locked: unlock it first")
+    public static let locked = VaultError(.locked, "the vault is locked: unlock it first (`sortedvault unlock`)")
     public static func notFound(_ key: ItemKey) -> VaultError {
         VaultError(.notFound, "no item for service \(key.service.debugDescription), account \(key.account.debugDescription)")
     }

@@ -90,6 +90,8 @@ public enum Daemon {
             socketDirectory.release()
             throw error
         }
+        let keyringUnlock = await KeyringBackends.unlockFromKeyring(vault, logger: logger)
+        KeyringBackends.checkItemKeyring(settings, logger: logger)
 
         let access = AccessControl(policy: policy, logger: logger)
         let activity = ActivityClock(clock: configuration.clock)
@@ -101,7 +103,8 @@ public enum Daemon {
                 proactiveRefresh: settings.sessionProactiveRefreshSeconds > 0),
             logger: logger)
         let service = VaultService(
-            vault: vault, access: access, throttle: UnlockThrottle(clock: configuration.clock),
+            vault: vault, items: KeyringBackends.itemStore(for: settings, vault: vault, clock: configuration.clock),
+            access: access, throttle: UnlockThrottle(clock: configuration.clock),
             activity: activity, settings: settings, logger: logger,
             onUnlock: { Task { await resumeSessions(sessions, logger: logger) } })
         let sessionService = SessionService(sessions: sessions, access: access, activity: activity,
@@ -135,15 +138,23 @@ public enum Daemon {
         let locked = await vault.isLocked
         logger.info("serving", metadata: [
             "socket": "\(paths.socket)", "database": "\(paths.database)",
-            "locked": "\(locked)", "autoLockMinutes": "\(settings.autoLockMinutes)",
+            "locked": "\(locked)", "autoLockMinutes": "\(settings.autoLockMinutes)", "backend": "\(settings.backend.rawValue)",
         ])
         let autoLock = Task {
             await runAutoLock(vault: vault, activity: activity, minutes: settings.autoLockMinutes, logger: logger)
         }
         if !locked { await resumeSessions(sessions, logger: logger) }
-        let sessionWork = Task { await SessionWorkLoop.run(sessions, clock: configuration.clock) }
+        var background = [autoLock, Task { await SessionWorkLoop.run(sessions, clock: configuration.clock) }]
+        if let keyringUnlock {
+            background.append(keyringUnlock)
+            // The keyring may unlock the vault later, in the background: then resume the logins too.
+            background.append(Task {
+                await keyringUnlock.value
+                if !(await vault.isLocked) { await resumeSessions(sessions, logger: logger) }
+            })
+        }
         return RunningDaemon(server: server, vault: vault, storage: storage, socketDirectory: socketDirectory,
-                             background: [autoLock, sessionWork], logger: logger)
+                             background: background, logger: logger)
     }
 
     /// Lets the session manager finish interrupted logouts and schedule refreshes once the vault is open.

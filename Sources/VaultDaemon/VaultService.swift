@@ -14,6 +14,8 @@ final class VaultService: VarlinkInterface {
     let interfaceDescription = VaultInterfaceDescription.text
 
     private let vault: EncryptedVault
+    /// Where item calls go: the vault itself, or the desktop keyring behind the vault's lock.
+    private let items: any TokenStore
     private let access: AccessControl
     private let throttle: UnlockThrottle
     private let activity: ActivityClock
@@ -22,9 +24,10 @@ final class VaultService: VarlinkInterface {
     private let onUnlock: @Sendable () -> Void
 
     /// - Parameter onUnlock: runs after every successful unlock (the session manager resumes its work).
-    init(vault: EncryptedVault, access: AccessControl, throttle: UnlockThrottle, activity: ActivityClock,
+    init(vault: EncryptedVault, items: (any TokenStore)? = nil, access: AccessControl, throttle: UnlockThrottle, activity: ActivityClock,
          settings: DaemonSettings, logger: Logger, onUnlock: @escaping @Sendable () -> Void = {}) {
         self.vault = vault
+        self.items = items ?? vault
         self.access = access
         self.throttle = throttle
         self.activity = activity
@@ -71,7 +74,7 @@ final class VaultService: VarlinkInterface {
         let secret = try parameters.secret("secret")
         let options = try parameters.storeOptions()
         activity.touch()
-        try await vault.store(secret, for: key, options: options)
+        try await items.store(secret, for: key, options: options)
         return [:]
     }
 
@@ -79,7 +82,7 @@ final class VaultService: VarlinkInterface {
         let key = try clientKey(Parameters(call))
         try access.require(peer, "retrieve", service: key.service)
         activity.touch()
-        let item = try await vault.retrieve(key)
+        let item = try await items.retrieve(key)
         return ["secret": .string(item.secret.base64EncodedString()), "item": ItemWireFormat.encode(item.metadata)]
     }
 
@@ -87,7 +90,7 @@ final class VaultService: VarlinkInterface {
         let key = try clientKey(Parameters(call))
         try access.require(peer, "delete", service: key.service)
         activity.touch()
-        try await vault.delete(key)
+        try await items.delete(key)
         return [:]
     }
 
@@ -96,7 +99,7 @@ final class VaultService: VarlinkInterface {
         try access.require(peer, "list", service: service)
         activity.touch()
         // Without a service filter, show only the services this caller may list.
-        let items = try await vault.list(service: service).filter {
+        let items = try await self.items.list(service: service).filter {
             !$0.key.isReserved && access.allows(peer, "list", service: $0.service)
         }
         return ["items": .array(items.map(ItemWireFormat.encode))]

@@ -22,6 +22,7 @@ enum BuiltInFiles {
     auto_lock_minutes = 0            # lock after this many idle minutes; 0 = never (the default)
     idle_connection_timeout_seconds = 60
     max_connections_per_uid = 64
+    backend = "embedded"             # where items live: "embedded" (sortedvault's encrypted store) or "secret-service" (the desktop keyring)
     [session]
     min_valid_seconds = 60           # auto-login returns a cached access token only if it stays valid this long
     proactive_refresh_seconds = 60   # the daemon refreshes logins this long before min_valid is crossed; 0 = only on request

@@ -18,14 +18,23 @@ public struct DaemonSettings: Sendable, Equatable {
     /// The daemon refreshes stored logins this long before `sessionMinValidSeconds` would be
     /// crossed (plus up to 30 s of jitter); 0 = only when a client asks. 0…86400.
     public var sessionProactiveRefreshSeconds: Int
+    /// Where items live: sortedvault's embedded encrypted store (the default) or the desktop keyring.
+    public var backend: ItemBackend
+
+    /// `backend = "embedded"` or `backend = "secret-service"`.
+    public enum ItemBackend: String, Sendable, Equatable, CaseIterable {
+        case embedded
+        case secretService = "secret-service"
+    }
 
     public init(autoLockMinutes: Int, idleConnectionTimeoutSeconds: Int, maxConnectionsPerUID: Int, sessionMinValidSeconds: Int,
-                sessionProactiveRefreshSeconds: Int = 60) {
+                sessionProactiveRefreshSeconds: Int = 60, backend: ItemBackend = .embedded) {
         self.autoLockMinutes = autoLockMinutes
         self.idleConnectionTimeoutSeconds = idleConnectionTimeoutSeconds
         self.maxConnectionsPerUID = maxConnectionsPerUID
         self.sessionMinValidSeconds = sessionMinValidSeconds
         self.sessionProactiveRefreshSeconds = sessionProactiveRefreshSeconds
+        self.backend = backend
     }
 
     static let autoLockRange = 0...10080
@@ -51,11 +60,18 @@ public struct DaemonSettings: Sendable, Equatable {
     /// Parses settings text; absent keys keep the built-in defaults.
     public static func parse(_ text: String, file: String) throws -> DaemonSettings {
         let reader = TOMLTableReader(table: try TOMLParser.parse(text, file: file), file: file, name: "the top level")
-        try reader.rejectUnknownKeys(["auto_lock_minutes", "idle_connection_timeout_seconds", "max_connections_per_uid", "session"])
+        try reader.rejectUnknownKeys(["auto_lock_minutes", "idle_connection_timeout_seconds", "max_connections_per_uid", "backend", "session"])
         var settings = keyDefaults
         if let value = try reader.integer("auto_lock_minutes", in: autoLockRange) { settings.autoLockMinutes = value }
         if let value = try reader.integer("idle_connection_timeout_seconds", in: idleTimeoutRange) { settings.idleConnectionTimeoutSeconds = value }
         if let value = try reader.integer("max_connections_per_uid", in: connectionsRange) { settings.maxConnectionsPerUID = value }
+        if let value = try reader.value("backend") {
+            let text = try reader.string("backend", value, example: "\"embedded\"")
+            guard let backend = ItemBackend(rawValue: text) else {
+                throw reader.invalid("backend", "backend \(text.debugDescription) is not known; write backend = \"embedded\" or backend = \"secret-service\"")
+            }
+            settings.backend = backend
+        }
         if let session = try reader.subtable("session") {
             try session.rejectUnknownKeys(["min_valid_seconds", "proactive_refresh_seconds"])
             if let value = try session.integer("min_valid_seconds", in: minValidRange) { settings.sessionMinValidSeconds = value }

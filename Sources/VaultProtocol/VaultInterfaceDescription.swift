@@ -62,8 +62,9 @@ method ChangePassphrase(old: string, new: string) -> ()
 # No item for that service and account, or it expired.
 error NotFound (service: string, account: string)
 
-# The vault is locked: call Unlock first.
-error Locked ()
+# The vault is locked: call Unlock first. `reason` says what is locked (the
+# vault, or the desktop keyring behind the secret-service backend) and what to do.
+error Locked (reason: ?string)
 
 # The access policy does not allow this caller to do this.
 error PermissionDenied (operation: string, service: ?string)

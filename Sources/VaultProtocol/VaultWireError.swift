@@ -24,7 +24,7 @@ public enum VaultWireError {
                 "service": .string(key?.service ?? ""), "account": .string(key?.account ?? ""),
             ])
         case .locked:
-            return VarlinkError(name: locked)
+            return VarlinkError(name: locked, parameters: ["reason": .string(error.reason)])
         case .invalidArgument:
             return VarlinkError(name: invalidParameter, parameters: ["parameter": "", "reason": .string(error.reason)])
         case .wrongPassphrase:
@@ -49,7 +49,7 @@ public enum VaultWireError {
             let account = error.parameters["account"]?.stringValue ?? ""
             return VaultError(.notFound, "no item for service \(service.debugDescription), account \(account.debugDescription)")
         case locked:
-            return VaultError(.locked, "the vault is locked: run `sortedvault unlock`")
+            return VaultError(.locked, reason ?? "the vault is locked: run `sortedvault unlock`")
         case permissionDenied, "org.varlink.service.PermissionDenied":
             let operation = error.parameters["operation"]?.stringValue ?? "this"
             return VaultError(.permissionDenied,

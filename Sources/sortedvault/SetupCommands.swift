@@ -7,6 +7,7 @@ import VaultCrypto
 import VaultDaemon
 import VaultProtocol
 import VaultSQLite
+import VaultSecretService
 
 struct Init: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,9 +16,12 @@ struct Init: AsyncParsableCommand {
             passphrase: the daemon starts locked until `sortedvault unlock`.
             keyfile: a random key is written to the key file (mode 0600) and the daemon unlocks itself at start;
             for headless service accounts.
+            secret-service: a random key is kept in your desktop keyring (gnome-keyring, KeePassXC, KWallet) and the
+            daemon unlocks itself whenever that keyring is unlocked; you also choose a recovery passphrase, for
+            `sortedvault unlock` when the keyring is unavailable.
             """)
 
-    enum KeySourceKind: String, ExpressibleByArgument, CaseIterable { case passphrase, keyfile }
+    enum KeySourceKind: String, ExpressibleByArgument, CaseIterable { case passphrase, keyfile, secretService = "secret-service" }
     enum Cost: String, ExpressibleByArgument, CaseIterable { case interactive, moderate, sensitive }
 
     @OptionGroup var global: GlobalOptions
@@ -34,33 +38,60 @@ struct Init: AsyncParsableCommand {
             if FileManager.default.fileExists(atPath: paths.database) {
                 throw VaultError(.alreadyInitialized, "a vault already exists at \(paths.database); nothing was changed")
             }
-            let source: NewKeySource
+            var sources: [NewKeySource] = []
+            var keyringKeyID: String?
             switch keySource {
             case .passphrase:
-                let passphrase: SecureBytes
-                if let fd = passphraseFd {
-                    passphrase = try SecretInput.passphrase(fd: fd, prompt: "")
-                } else {
-                    passphrase = try SecretInput.passphrase(fd: nil, prompt: "New vault passphrase: ")
-                    let again = try SecretInput.passphrase(fd: nil, prompt: "Passphrase again: ")
-                    guard passphrase == again else { throw VaultError.invalidArgument("the passphrases differ; nothing was created") }
+                sources = [.passphrase(try newPassphrase("New vault passphrase: "), cost: unsafeKdfCostForTesting ? .unsafeMinimumForTesting : argon2Cost)]
+            case .secretService:
+                // The keyring first: when it is unavailable or locked, say so before asking for anything.
+                switch await SecretServiceKeyring().availability() {
+                case .available: break
+                case .locked(let error), .unavailable(let error): throw error
                 }
-                guard passphrase.count > 0 else { throw VaultError.invalidArgument("the passphrase must not be empty") }
-                source = .passphrase(passphrase, cost: unsafeKdfCostForTesting ? .unsafeMinimumForTesting : argon2Cost)
+                let recovery = try newPassphrase("Recovery passphrase (for `sortedvault unlock` when the keyring is unavailable): ")
+                let key = SecureBytes(randomCount: SecretServiceKeySource.keyBytes)
+                let id = SecretServiceKeySource.newKeyID()
+                try await SecretServiceKeySource().storeKey(key, id: id, label: "sortedvault vault key (\(paths.database))")
+                keyringKeyID = id
+                sources = [.secretService(key, keyID: id),
+                           .passphrase(recovery, cost: unsafeKdfCostForTesting ? .unsafeMinimumForTesting : argon2Cost)]
             case .keyfile:
                 let directory = (paths.keyFile as NSString).deletingLastPathComponent
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                         attributes: [.posixPermissions: 0o700])
                 try KeyFile.create(at: paths.keyFile)
-                source = .keyFile(try KeyFile.load(from: paths.keyFile))
+                sources = [.keyFile(try KeyFile.load(from: paths.keyFile))]
             }
-            let storage = try SQLiteSealedStorage(path: paths.database)
-            _ = try await EncryptedVault.create(storage: storage, keySource: source)
-            try storage.close()
+            do {
+                let storage = try SQLiteSealedStorage(path: paths.database)
+                _ = try await EncryptedVault.create(storage: storage, keySources: sources)
+                try storage.close()
+            } catch {
+                if let keyringKeyID { try? await SecretServiceKeySource().deleteKey(id: keyringKeyID) }
+                throw error
+            }
             print("created a vault at \(paths.database)")
             if keySource == .keyfile { print("key file: \(paths.keyFile) (keep it private; back it up)") }
+            if keySource == .secretService {
+                print("its key is in your desktop keyring: the daemon unlocks itself whenever the keyring is unlocked")
+            }
             print("next: any command starts the daemon\(keySource == .passphrase ? "; unlock it with `sortedvault unlock`" : "")")
         }
+    }
+
+    /// A new passphrase from `--passphrase-fd`, or typed twice at the terminal.
+    private func newPassphrase(_ prompt: String) throws -> SecureBytes {
+        let passphrase: SecureBytes
+        if let fd = passphraseFd {
+            passphrase = try SecretInput.passphrase(fd: fd, prompt: "")
+        } else {
+            passphrase = try SecretInput.passphrase(fd: nil, prompt: prompt)
+            let again = try SecretInput.passphrase(fd: nil, prompt: "Passphrase again: ")
+            guard passphrase == again else { throw VaultError.invalidArgument("the passphrases differ; nothing was created") }
+        }
+        guard passphrase.count > 0 else { throw VaultError.invalidArgument("the passphrase must not be empty") }
+        return passphrase
     }
 
     private var argon2Cost: Argon2Cost {

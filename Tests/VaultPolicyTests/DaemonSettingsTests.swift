@@ -17,6 +17,11 @@ struct DaemonSettingsTests {
         #expect(settings == DaemonSettings(autoLockMinutes: 15, idleConnectionTimeoutSeconds: 3600, maxConnectionsPerUID: 1, sessionMinValidSeconds: 0))
     }
 
+    @Test func backendIsEmbeddedUnlessSetToSecretService() throws {
+        #expect(DaemonSettings.builtInDefault.backend == .embedded)
+        #expect(try DaemonSettings.parse("backend = \"secret-service\"\n", file: "settings.toml").backend == .secretService)
+    }
+
     @Test func absentKeysKeepDefaults() throws {
         let settings = try DaemonSettings.parse("auto_lock_minutes = 10080\n", file: "settings.toml")
         var expected = DaemonSettings.builtInDefault
@@ -30,7 +35,9 @@ struct DaemonSettingsTests {
         ("max_connections_per_uid = 4097\n", 1, "outside the allowed range 1…4096"),
         ("[session]\nmin_valid_seconds = -1\n", 2, "outside the allowed range 0…86400"),
         ("auto_lock_minutes = \"5\"\n", 1, "'auto_lock_minutes' must be an integer from 0 to 10080, not a string"),
-        ("auto_lock = 5\n", 1, "unknown key 'auto_lock' in the top level; known keys: auto_lock_minutes, idle_connection_timeout_seconds, max_connections_per_uid, session"),
+        ("auto_lock = 5\n", 1, "unknown key 'auto_lock' in the top level; known keys: auto_lock_minutes, idle_connection_timeout_seconds, max_connections_per_uid, backend, session"),
+        ("backend = \"keychain\"\n", 1, "backend \"keychain\" is not known; write backend = \"embedded\" or backend = \"secret-service\""),
+        ("backend = 1\n", 1, "'backend' must be a string"),
         ("[session]\nmin_valid = 5\n", 2, "unknown key 'min_valid' in [session]; known keys: min_valid_seconds"),
         ("[session]\n[session]\n", 2, "[session] conflicts with 'session'"),
         ("session = 1\n", 1, "'session' must be a table written as [session]"),

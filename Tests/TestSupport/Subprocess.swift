@@ -5,13 +5,13 @@ import Glibc
 #endif
 
 /// A child process started with posix_spawn and reaped with waitpid: no run loops, no signal
-/// handlers, so it behaves the same in every test.
-struct Subprocess {
-    let pid: pid_t
+/// handlers, so it behaves the same in every test. Shared by the test targets that run real processes.
+public struct Subprocess: Sendable {
+    public let pid: pid_t
 
     /// Starts `argv[0]` with `environment`; `stdin`, `stdout`, `stderr` are descriptors for the child
     /// (they are dup'ed onto 0, 1, 2).
-    static func spawn(_ argv: [String], environment: [String: String], stdin: Int32, stdout: Int32, stderr: Int32) throws -> Subprocess {
+    public static func spawn(_ argv: [String], environment: [String: String], stdin: Int32, stdout: Int32, stderr: Int32) throws -> Subprocess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -45,7 +45,7 @@ struct Subprocess {
 
     /// Waits for the child and returns its exit status (128 + signal when killed).
     @discardableResult
-    func wait() -> Int32 {
+    public func wait() -> Int32 {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         if status & 0x7f == 0 { return (status >> 8) & 0xff }
@@ -53,7 +53,7 @@ struct Subprocess {
     }
 
     /// Whether the child has exited (reaping it if so); the status is returned through `status`.
-    func hasExited(status: inout Int32) -> Bool {
+    public func hasExited(status: inout Int32) -> Bool {
         var raw: Int32 = 0
         let result = waitpid(pid, &raw, WNOHANG)
         guard result == pid else { return false }
@@ -61,10 +61,10 @@ struct Subprocess {
         return true
     }
 
-    func signal(_ number: Int32) { kill(pid, number) }
+    public func signal(_ number: Int32) { kill(pid, number) }
 
     /// Runs to completion with `input` on stdin; returns status, stdout and stderr.
-    static func run(_ argv: [String], environment: [String: String], input: Data) throws -> (Int32, Data, Data) {
+    public static func run(_ argv: [String], environment: [String: String], input: Data) throws -> (Int32, Data, Data) {
         var inPipe: [Int32] = [0, 0], outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
         guard pipe(&inPipe) == 0, pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw HarnessError("pipe failed") }
         for fd in inPipe + outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -105,4 +105,10 @@ struct Subprocess {
         for fd in fds where fd.fd >= 0 { close(fd.fd) }
         return (child.wait(), out, err)
     }
+}
+
+/// A test fixture could not be set up; the description says what and how to fix it.
+public struct HarnessError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }

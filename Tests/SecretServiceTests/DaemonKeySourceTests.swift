@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+import VaultClient
+import VaultCore
+import VaultCrypto
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension SecretServiceSuite {
+    /// `init --key-source secret-service` and the daemon, each test with its own bus and keyring.
+    @Suite struct DaemonKeySourceTests {
+        @Test func theDaemonUnlocksItselfAgainAfterARestart() async throws {
+            let keyring = try KeyringSession()
+            let cli = try DaemonHarness(busAddress: keyring.busAddress)
+            let created = try cli.initSecretServiceVault(recovery: "recovery pw")
+            #expect(created.status == 0, "\(created.stderr)")
+            try cli.startDaemon()
+            #expect(try await cli.client.status().locked == false, "the daemon did not unlock with the keyring's key: \(cli.daemonOutput())")
+            #expect(try await cli.client.status().keySources == ["secret-service", "passphrase"])
+            #expect(try cli.run(["store", "svc", "acct"], input: Data("token".utf8)).status == 0)
+            cli.stopDaemon()
+
+            try cli.startDaemon()
+            #expect(try await cli.client.status().locked == false, "no unlock after the restart: \(cli.daemonOutput())")
+            #expect(try cli.run(["retrieve", "svc", "acct"]).stdout == Data("token".utf8))
+            #expect(cli.daemonOutput().contains("unlocked with its key from the desktop keyring"))
+            let status = try cli.run(["status"]).text
+            #expect(status.contains("key sources: secret-service, passphrase"), "\(status)")
+            cli.stopDaemon()
+        }
+
+        @Test func withoutTheKeyringTheDaemonStartsLockedSaysHowToRecoverAndTheRecoveryPassphraseUnlocks() async throws {
+            let keyring = try KeyringSession()
+            let cli = try DaemonHarness(busAddress: keyring.busAddress)
+            #expect(try cli.initSecretServiceVault(recovery: "recovery pw").status == 0)
+            try cli.startDaemon()
+            #expect(try cli.run(["store", "svc", "acct"], input: Data("token".utf8)).status == 0)
+            cli.stopDaemon()
+
+            keyring.stop()  // no keyring, no bus
+            try cli.startDaemon()
+            #expect(try await cli.client.status().locked == true)
+            let log = cli.daemonOutput()
+            #expect(log.contains("the vault stays locked"), "\(log)")
+            #expect(log.contains("no D-Bus session bus") && log.contains("sortedvault unlock"), "\(log)")
+            let retrieved = try cli.run(["retrieve", "svc", "acct"])
+            #expect(retrieved.status == 2, "locked is exit code 2: \(retrieved.stderr)")
+
+            let unlocked = try cli.run(["unlock", "--passphrase-fd", "0"], input: Data("recovery pw\n".utf8))
+            #expect(unlocked.status == 0, "\(unlocked.stderr)")
+            #expect(try cli.run(["retrieve", "svc", "acct"]).stdout == Data("token".utf8))
+            cli.stopDaemon()
+        }
+
+        @Test func aLockedKeyringLeavesTheDaemonLockedWithTheReason() async throws {
+            let keyring = try KeyringSession()
+            let cli = try DaemonHarness(busAddress: keyring.busAddress)
+            #expect(try cli.initSecretServiceVault(recovery: "recovery pw").status == 0)
+            try keyring.lockLoginCollection()
+            try cli.startDaemon()
+            #expect(try await cli.client.status().locked == true)
+            #expect(cli.daemonOutput().contains("desktop keyring (collection \"login\") is locked"), "\(cli.daemonOutput())")
+            cli.stopDaemon()
+        }
+
+        @Test func aHungKeyringDoesNotStallTheSocketAndTheVaultUnlocksWhenItAnswers() async throws {
+            let keyring = try KeyringSession()
+            let cli = try DaemonHarness(busAddress: keyring.busAddress)
+            #expect(try cli.initSecretServiceVault(recovery: "recovery pw").status == 0)
+            kill(keyring.keyringPID, SIGSTOP)  // every libsecret call now blocks until SIGCONT
+            defer { kill(keyring.keyringPID, SIGCONT) }
+            let started = ContinuousClock.now
+            try cli.startDaemon()
+            #expect(ContinuousClock.now - started < .seconds(6), "the hung keyring delayed the socket by \(ContinuousClock.now - started)")
+            // Other calls are answered promptly while the keyring call is stuck.
+            for _ in 0..<5 {
+                let asked = ContinuousClock.now
+                #expect(try await cli.client.status().locked == true)
+                #expect(ContinuousClock.now - asked < .milliseconds(500))
+            }
+            kill(keyring.keyringPID, SIGCONT)
+            #expect(try await cli.waitUntilUnlocked(), "the vault did not unlock once the keyring answered: \(cli.daemonOutput())")
+            cli.stopDaemon()
+        }
+    }
+
+    /// A missing bus or provider is a clear, distinct error within a second, and nothing is created.
+    @Suite struct AvailabilityTests {
+        @Test func noSessionBusIsAClearErrorWithinASecond() throws {
+            let cli = try DaemonHarness(busAddress: "unix:path=/nonexistent/sortedvault-test-bus")
+            let started = ContinuousClock.now
+            let result = try cli.initSecretServiceVault(recovery: "pw")
+            let elapsed = ContinuousClock.now - started
+            #expect(result.status == 4, "\(result.status): \(result.stderr)")
+            #expect(result.stderr.contains("no D-Bus session bus"), "\(result.stderr)")
+            #expect(elapsed < .seconds(1), "took \(elapsed)")
+            #expect(!FileManager.default.fileExists(atPath: cli.root + "/data/sortedvault/vault.db"))
+        }
+
+        @Test func noSecretServiceProviderIsADifferentClearErrorWithinASecond() throws {
+            let bus = try KeyringSession(keyring: false)
+            let cli = try DaemonHarness(busAddress: bus.busAddress)
+            let started = ContinuousClock.now
+            let result = try cli.initSecretServiceVault(recovery: "pw")
+            let elapsed = ContinuousClock.now - started
+            #expect(result.status == 4, "\(result.status): \(result.stderr)")
+            #expect(result.stderr.contains("no Secret Service provider"), "\(result.stderr)")
+            #expect(!result.stderr.contains("no D-Bus session bus"))
+            #expect(elapsed < .seconds(1), "took \(elapsed)")
+        }
+
+        @Test func aLockedKeyringAtInitIsLockedAndCreatesNothing() throws {
+            let keyring = try KeyringSession()
+            try keyring.lockLoginCollection()
+            let cli = try DaemonHarness(busAddress: keyring.busAddress)
+            let result = try cli.initSecretServiceVault(recovery: "pw")
+            #expect(result.status == 2, "\(result.status): \(result.stderr)")
+            #expect(result.stderr.contains("is locked"), "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: cli.root + "/data/sortedvault/vault.db"))
+        }
+    }
+}
