@@ -5,8 +5,9 @@ import PackageDescription
 // VaultCore ← VaultSession (the OAuth2 login logic, no I/O) ← VaultOAuthHTTP (URLSession) ← VaultDaemon.
 // VaultCrypto is the only importer of libsodium; VaultSQLite sees only ciphertext.
 // Varlink (the socket protocol) and VaultPolicy (access rules) know nothing of crypto or storage;
-// VaultDaemon wires them to a vault, VaultClient speaks the protocol, and the `sortedvault`
-// executable is the only target that wires everything together.
+// VaultDaemon wires them to a vault, VaultClient speaks the protocol, the `sortedvault-daemon`
+// executable is the only target that wires everything together, and the `sortedvault` CLI talks to
+// the daemon only (it links neither libcurl nor libsecret, for a short start-up).
 let package = Package(
     name: "sortedvault",
     platforms: [.macOS(.v13)],
@@ -19,6 +20,7 @@ let package = Package(
         .library(name: "VaultSession", targets: ["VaultSession"]),
         .library(name: "VaultOAuthHTTP", targets: ["VaultOAuthHTTP"]),
         .executable(name: "sortedvault", targets: ["sortedvault"]),
+        .executable(name: "sortedvault-daemon", targets: ["sortedvault-daemon"]),
         .executable(name: "sortedvault-demo", targets: ["sortedvault-demo"]),
     ],
     dependencies: [
@@ -76,11 +78,27 @@ let package = Package(
             ]
         ),
         .target(name: "VaultClient", dependencies: ["Varlink", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession"]),
+        // What both executables share: options, secret input, exit codes, starting the daemon.
+        .target(
+            name: "SortedVaultCLI",
+            dependencies: [
+                "VaultClient", "VaultProtocol", "VaultCore", "VaultCrypto", "CLinuxShims",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // The CLI: talks to the daemon only, so it links neither libcurl nor libsecret (fast start-up).
         .executableTarget(
             name: "sortedvault",
             dependencies: [
-                "VaultClient", "VaultDaemon", "VaultProtocol", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
-                "VaultSession", "BoundedJSON",
+                "SortedVaultCLI", "VaultClient", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // `sortedvault daemon` and `sortedvault init` run this: the only executable that wires everything.
+        .executableTarget(
+            name: "sortedvault-daemon",
+            dependencies: [
+                "SortedVaultCLI", "VaultDaemon", "VaultProtocol", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto",
                 "VaultSecretService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

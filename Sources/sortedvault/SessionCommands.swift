@@ -1,6 +1,7 @@
 import ArgumentParser
 import BoundedJSON
 import Foundation
+import SortedVaultCLI
 import VaultClient
 import VaultCore
 import VaultCrypto

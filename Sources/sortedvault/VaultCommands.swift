@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SortedVaultCLI
 import VaultClient
 import VaultCore
 import VaultCrypto

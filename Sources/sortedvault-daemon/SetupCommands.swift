@@ -8,6 +8,7 @@ import VaultDaemon
 import VaultProtocol
 import VaultSQLite
 import VaultSecretService
+import SortedVaultCLI
 
 struct Init: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

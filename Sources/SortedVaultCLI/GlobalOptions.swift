@@ -4,24 +4,26 @@ import VaultClient
 import VaultProtocol
 
 /// Options every command takes.
-struct GlobalOptions: ParsableArguments {
+public struct GlobalOptions: ParsableArguments {
+    public init() {}
+
     @Option(help: "The daemon's socket (default: $XDG_RUNTIME_DIR/sortedvault/socket).")
-    var socket: String?
+    public var socket: String?
 
     @Option(help: "Where the vault lives (default: $XDG_DATA_HOME/sortedvault).")
-    var dataDir: String?
+    public var dataDir: String?
 
     @Option(help: "The key file of a key-file vault (default: $XDG_CONFIG_HOME/sortedvault/vault.key).")
-    var keyFile: String?
+    public var keyFile: String?
 
     @Option(help: "The access-policy and settings directory (default: $XDG_CONFIG_HOME/sortedvault/policy, else built-in defaults).")
-    var policyDir: String?
+    public var policyDir: String?
 
     @Flag(help: "Do not start the daemon when no socket answers.")
-    var noAutostart = false
+    public var noAutostart = false
 
     /// The paths, with command-line overrides applied.
-    func paths() throws -> VaultPaths {
+    public func paths() throws -> VaultPaths {
         let environment = ProcessInfo.processInfo.environment
         var paths: VaultPaths
         if let socket {
@@ -39,21 +41,21 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// A client for the daemon, started on demand unless `--no-autostart`.
-    func client() throws -> VaultClient {
+    public func client() throws -> VaultClient {
         let paths = try paths()
         if !noAutostart { try DaemonLauncher.ensureRunning(paths: paths, options: self) }
         return VaultClient(socketPath: paths.socket)
     }
 
     /// A login client for the daemon, started on demand unless `--no-autostart`.
-    func sessionClient() throws -> SessionClient {
+    public func sessionClient() throws -> SessionClient {
         let paths = try paths()
         if !noAutostart { try DaemonLauncher.ensureRunning(paths: paths, options: self) }
         return SessionClient(socketPath: paths.socket)
     }
 
     /// The flags to pass on to a daemon started on demand.
-    var daemonArguments: [String] {
+    public var daemonArguments: [String] {
         var arguments: [String] = []
         if let socket { arguments += ["--socket", socket] }
         if let dataDir { arguments += ["--data-dir", dataDir] }

@@ -8,9 +8,9 @@ import Glibc
 
 /// Reads secrets without putting them on argv or in the environment: from a pipe, from a numbered
 /// descriptor, or from a no-echo prompt on the terminal. Bytes go straight into secure memory.
-enum SecretInput {
+public enum SecretInput {
     /// Writes a secret's exact bytes to standard output straight from secure memory (no `String`).
-    static func writeToStandardOutput(_ secret: SecureBytes) {
+    public static func writeToStandardOutput(_ secret: SecureBytes) {
         secret.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
@@ -23,13 +23,13 @@ enum SecretInput {
     }
 
     /// All of standard input (the exact bytes), or a no-echo prompt when it is a terminal.
-    static func secret(prompt: String) throws -> SecureBytes {
+    public static func secret(prompt: String) throws -> SecureBytes {
         if isatty(0) == 1 { return try promptNoEcho(prompt) }
         return try readAll(fd: 0, limit: Limits.maximumSecretBytes, what: "the secret")
     }
 
     /// A passphrase from `fd` (up to the first newline) or, without one, a no-echo prompt.
-    static func passphrase(fd: Int32?, prompt: String) throws -> SecureBytes {
+    public static func passphrase(fd: Int32?, prompt: String) throws -> SecureBytes {
         if let fd {
             let all = try readAll(fd: fd, limit: 4096, what: "the passphrase")
             return firstLine(of: all)
@@ -41,7 +41,7 @@ enum SecretInput {
     }
 
     /// Reads up to `limit` bytes; more is an error that names the limit.
-    static func readAll(fd: Int32, limit: Int, what: String) throws -> SecureBytes {
+    public static func readAll(fd: Int32, limit: Int, what: String) throws -> SecureBytes {
         var length = 0
         let buffer = try SecureBytes(count: limit + 1) { out in
             while length < out.count {
@@ -59,7 +59,7 @@ enum SecretInput {
     }
 
     /// Asks on the controlling terminal with echo off, and restores the terminal whatever happens.
-    static func promptNoEcho(_ prompt: String) throws -> SecureBytes {
+    public static func promptNoEcho(_ prompt: String) throws -> SecureBytes {
         let tty = open("/dev/tty", O_RDWR | O_CLOEXEC)
         guard tty >= 0 else { throw VaultError.invalidArgument("no terminal to prompt on: pipe the secret on standard input") }
         defer { close(tty) }
@@ -93,7 +93,7 @@ enum SecretInput {
     }
 
     /// The bytes before the first newline.
-    static func firstLine(of bytes: SecureBytes) -> SecureBytes {
+    public static func firstLine(of bytes: SecureBytes) -> SecureBytes {
         bytes.withUnsafeBytes { raw in
             let end = raw.firstIndex(of: UInt8(ascii: "\n")) ?? raw.count
             return SecureBytes(copying: UnsafeRawBufferPointer(rebasing: raw[0..<end]))

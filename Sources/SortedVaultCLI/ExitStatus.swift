@@ -4,7 +4,7 @@ import VaultCore
 import VaultProtocol
 
 /// The documented exit codes; scripts branch on them.
-enum ExitStatus: Int32 {
+public enum ExitStatus: Int32 {
     case success = 0
     case notFound = 1
     case locked = 2
@@ -19,7 +19,7 @@ enum ExitStatus: Int32 {
     case offline = 9
     case usage = 64
 
-    init(_ code: VaultError.Code) {
+    public init(_ code: VaultError.Code) {
         switch code {
         case .notFound: self = .notFound
         case .locked: self = .locked
@@ -34,13 +34,13 @@ enum ExitStatus: Int32 {
 }
 
 /// Prints `message` to stderr as `sortedvault: message` and exits with `status`.
-func fail(_ message: String, _ status: ExitStatus) -> ExitCode {
+public func fail(_ message: String, _ status: ExitStatus) -> ExitCode {
     FileHandle.standardError.write(Data("sortedvault: \(message)\n".utf8))
     return ExitCode(status.rawValue)
 }
 
 /// Runs a command body, turning a `VaultError` into its message and exit code.
-func reportingErrors(_ body: () async throws -> Void) async throws {
+public func reportingErrors(_ body: () async throws -> Void) async throws {
     do {
         try await body()
     } catch let error as VaultError {

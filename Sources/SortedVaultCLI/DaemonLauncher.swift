@@ -7,10 +7,10 @@ import VaultProtocol
 import Glibc
 #endif
 
-/// Starts the daemon when no socket answers, as gpg-agent does: a detached `sortedvault daemon` in
-/// its own session, then a short wait for its socket.
-enum DaemonLauncher {
-    static func ensureRunning(paths: VaultPaths, options: GlobalOptions) throws {
+/// Starts the daemon when no socket answers, as gpg-agent does: a detached `sortedvault-daemon daemon`
+/// in its own session, then a short wait for its socket.
+public enum DaemonLauncher {
+    public static func ensureRunning(paths: VaultPaths, options: GlobalOptions) throws {
         if SocketProbe.answers(at: paths.socket) { return }
         guard FileManager.default.fileExists(atPath: paths.database) else {
             throw VaultError(.unavailable, "no vault at \(paths.database): create one with `sortedvault init`")
@@ -24,14 +24,10 @@ enum DaemonLauncher {
         throw VaultError(.unavailable, "the daemon did not start; run `sortedvault daemon` in a terminal to see why")
     }
 
-    /// Spawns this same executable as a daemon in a new session, with standard input and output on
-    /// /dev/null, so it outlives the command and holds no terminal.
+    /// Spawns the daemon executable in a new session, with standard input and output on /dev/null,
+    /// so it outlives the command and holds no terminal.
     private static func spawnDaemon(arguments: [String]) throws {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))
-        guard length > 0 else { throw VaultError(.unavailable, "cannot find the sortedvault executable to start the daemon") }
-        let executable = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-
+        let executable = try DaemonExecutable.path()
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

@@ -1,0 +1,36 @@
+import Foundation
+import VaultCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `sortedvault-daemon`, installed next to `sortedvault`: the daemon and `init`, which need the HTTP
+/// client (libcurl) and the desktop keyring (libsecret, GLib). Keeping them out of the `sortedvault`
+/// binary keeps every other command's start-up to the few libraries it needs.
+public enum DaemonExecutable {
+    public static let name = "sortedvault-daemon"
+
+    /// The daemon executable beside the running one.
+    public static func path() throws -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))
+        guard length > 0 else { throw VaultError(.unavailable, "cannot find the running executable, so not \(name) either") }
+        let running = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let path = (running as NSString).deletingLastPathComponent + "/" + name
+        guard access(path, X_OK) == 0 else {
+            throw VaultError(.unavailable, "\(name) is not installed next to \(running): install both executables in the same directory")
+        }
+        return path
+    }
+
+    /// Replaces this process with `sortedvault-daemon ARGUMENTS` (same environment and descriptors).
+    public static func exec(_ arguments: [String]) throws -> Never {
+        let path = try path()
+        let argv = ([name] + arguments).map { strdup($0) } + [nil]
+        execv(path, argv)
+        let reason = String(cString: strerror(errno))
+        argv.forEach { free($0) }
+        throw VaultError(.unavailable, "cannot run \(path): \(reason)")
+    }
+}
