@@ -57,7 +57,9 @@ public struct SecretServiceTokenStore: TokenStore {
             let found = try session.liveItems(for: key, now: now)
             guard let newest = found.max(by: { $0.metadata.modifiedAt < $1.metadata.modifiedAt }) else { throw VaultError.notFound(key) }
             guard let secret = try session.secrets(of: [newest.path])[newest.path] else {
-                // It was found unlocked a moment ago: it was deleted or locked in between.
+                // It was found unlocked a moment ago: it was locked or deleted in between.
+                let collection = try session.defaultCollection()
+                if try session.isLocked(collection) { throw SecretServiceErrors.locked(collection) }
                 throw VaultError.notFound(key)
             }
             return RetrievedItem(metadata: newest.metadata, secret: secret)
