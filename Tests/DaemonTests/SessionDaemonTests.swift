@@ -32,11 +32,7 @@ extension DaemonSuite {
             init(proactive: Bool = false) throws {
                 cli = try CLIHarness()
                 try cli.initKeyFileVault()
-                let policy = cli.configDir + "/policy"
-                try FileManager.default.createDirectory(atPath: policy, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-                try FileManager.default.copyItem(atPath: CLIHarness.repository + "/policy/access.toml", toPath: policy + "/access.toml")
-                try "[session]\nproactive_refresh_seconds = \(proactive ? 60 : 0)\n".write(toFile: policy + "/settings.toml", atomically: true, encoding: .utf8)
-                for file in ["access.toml", "settings.toml"] { chmod(policy + "/" + file, 0o600) }
+                try cli.writePolicy(settings: "[session]\nproactive_refresh_seconds = \(proactive ? 60 : 0)\n")
                 let clockFile = cli.root + "/clock"
                 self.clockFile = clockFile
                 clock = ManualClock(start: Date()) { date in

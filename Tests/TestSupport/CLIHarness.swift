@@ -1,41 +1,47 @@
 import Foundation
-import TestSupport
-import Testing
+import VaultClient
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// A private world for the real `sortedvault` binary: its own HOME and XDG directories in a temp
-/// dir, a daemon process it starts and stops, and helpers to run CLI commands against it.
-final class CLIHarness: @unchecked Sendable {
-    struct Result {
-        let status: Int32
-        let stdout: Data
-        let stderr: String
-        var text: String { String(decoding: stdout, as: UTF8.self) }
+/// dir, a daemon process it starts and stops, and helpers to run CLI commands against it. Shared by
+/// every test target that runs the binary.
+public final class CLIHarness: @unchecked Sendable {
+    public struct Result {
+        public let status: Int32
+        public let stdout: Data
+        public let stderr: String
+        public var text: String { String(decoding: stdout, as: UTF8.self) }
     }
 
-    let root: String
-    var runtimeDir: String { root + "/run" }
-    var socket: String { runtimeDir + "/sortedvault/socket" }
-    var dataDir: String { root + "/data/sortedvault" }
-    var database: String { dataDir + "/vault.db" }
-    var configDir: String { root + "/config/sortedvault" }
-    private(set) var daemon: Subprocess?
-    var daemonLogPath: String { root + "/daemon.log" }
+    public let root: String
+    /// Added to every command's and the daemon's environment (e.g. a private D-Bus address).
+    public let extraEnvironment: [String: String]
+    /// When false, every command gets `--no-autostart`: the test starts and stops the daemon itself.
+    public let autostart: Bool
+    public var runtimeDir: String { root + "/run" }
+    public var socket: String { runtimeDir + "/sortedvault/socket" }
+    public var dataDir: String { root + "/data/sortedvault" }
+    public var database: String { dataDir + "/vault.db" }
+    public var configDir: String { root + "/config/sortedvault" }
+    public private(set) var daemon: Subprocess?
+    public var daemonLogPath: String { root + "/daemon.log" }
 
     /// The built `sortedvault` executable: next to this test bundle in the build directory.
-    static let executable: String = {
+    public static let executable: String = {
         var buffer = [CChar](repeating: 0, count: 4096)
         let length = readlink("/proc/self/exe", &buffer, 4095)
         let bundle = String(decoding: buffer[0..<max(length, 0)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return ((bundle as NSString).deletingLastPathComponent as NSString).appendingPathComponent("sortedvault")
     }()
 
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    public static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
-    init() throws {
+    public init(extraEnvironment: [String: String] = [:], autostart: Bool = true) throws {
+        self.extraEnvironment = extraEnvironment
+        self.autostart = autostart
         root = FileManager.default.temporaryDirectory.appendingPathComponent("sv-cli-\(UUID().uuidString.prefix(8))").path
         for directory in [root, runtimeDir, root + "/data", root + "/config", root + "/home"] {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -43,6 +49,19 @@ final class CLIHarness: @unchecked Sendable {
         guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
             throw HarnessError("the sortedvault binary is not built at \(Self.executable): run `swift build` first")
         }
+    }
+
+    /// A client of this world's daemon.
+    public var client: VaultClient { VaultClient(socketPath: socket, timeout: .seconds(60)) }
+
+    /// Polls `Status` until the vault reports `locked == false`, for at most `timeout`.
+    public func waitUntilUnlocked(timeout: Duration = .seconds(10)) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await !client.status().locked { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return false
     }
 
     deinit {
@@ -54,8 +73,8 @@ final class CLIHarness: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: root)
     }
 
-    var environment: [String: String] {
-        var environment = ProcessInfo.processInfo.environment
+    public var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment.merging(extraEnvironment) { _, extra in extra }
         environment["HOME"] = root + "/home"
         environment["XDG_RUNTIME_DIR"] = runtimeDir
         environment["XDG_DATA_HOME"] = root + "/data"
@@ -65,34 +84,43 @@ final class CLIHarness: @unchecked Sendable {
 
     /// Runs `sortedvault ARGS` with `input` on standard input and waits for it.
     @discardableResult
-    func run(_ arguments: [String], input: Data = Data(), prefix: [String] = []) throws -> Result {
-        let argv = prefix + [Self.executable] + arguments
+    public func run(_ arguments: [String], input: Data = Data(), prefix: [String] = []) throws -> Result {
+        let argv = prefix + [Self.executable] + arguments + (autostart ? [] : ["--no-autostart"])
         let (status, out, err) = try Subprocess.run(argv, environment: environment, input: input)
         return Result(status: status, stdout: out, stderr: String(decoding: err, as: UTF8.self))
     }
 
     /// `sortedvault init --key-source keyfile`.
-    func initKeyFileVault() throws {
+    public func initKeyFileVault() throws {
         let result = try run(["init", "--key-source", "keyfile"])
         guard result.status == 0 else { throw HarnessError("init failed: \(result.stderr)") }
     }
 
     /// `sortedvault init` with a passphrase at the test cost.
-    func initPassphraseVault(_ passphrase: String) throws {
+    public func initPassphraseVault(_ passphrase: String) throws {
         let result = try run(["init", "--key-source", "passphrase", "--passphrase-fd", "0", "--unsafe-kdf-cost-for-testing"],
                              input: Data((passphrase + "\n").utf8))
         guard result.status == 0 else { throw HarnessError("init failed: \(result.stderr)") }
     }
 
-    /// Starts `sortedvault daemon` and waits until its socket answers.
-    func startDaemon(extraArguments: [String] = []) throws {
+    /// The shipped access policy, with `settings` as settings.toml, where the daemon looks for them.
+    public func writePolicy(settings: String) throws {
+        let policy = configDir + "/policy"
+        try FileManager.default.createDirectory(atPath: policy, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.copyItem(atPath: Self.repository + "/policy/access.toml", toPath: policy + "/access.toml")
+        try settings.write(toFile: policy + "/settings.toml", atomically: false, encoding: .utf8)
+        for name in ["access.toml", "settings.toml"] { chmod(policy + "/" + name, 0o600) }
+    }
+
+    /// Starts `sortedvault daemon` and waits (at most `timeout` seconds) until its socket answers.
+    public func startDaemon(extraArguments: [String] = [], timeout: TimeInterval = 20) throws {
         let log = open(daemonLogPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
         defer { close(log); close(null) }
         let process = try Subprocess.spawn([Self.executable, "daemon"] + extraArguments, environment: environment,
                                            stdin: null, stdout: log, stderr: log)
         daemon = process
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = Date().addingTimeInterval(timeout)
         var status: Int32 = 0
         while Date() < deadline {
             if socketAnswers() { return }
@@ -102,12 +130,12 @@ final class CLIHarness: @unchecked Sendable {
             }
             usleep(5_000)
         }
-        throw HarnessError("the daemon did not open its socket in 20 s: \(daemonOutput())")
+        throw HarnessError("the daemon did not open its socket in \(Int(timeout)) s: \(daemonOutput())")
     }
 
     /// Sends SIGTERM and waits; returns the exit status.
     @discardableResult
-    func stopDaemon() -> Int32 {
+    public func stopDaemon() -> Int32 {
         guard let daemon else { return -1 }
         daemon.signal(SIGTERM)
         self.daemon = nil
@@ -115,18 +143,18 @@ final class CLIHarness: @unchecked Sendable {
     }
 
     /// SIGKILL, as a crash.
-    func killDaemon() {
+    public func killDaemon() {
         guard let daemon else { return }
         daemon.signal(SIGKILL)
         daemon.wait()
         self.daemon = nil
     }
 
-    func daemonOutput() -> String {
+    public func daemonOutput() -> String {
         (try? String(contentsOfFile: daemonLogPath, encoding: .utf8)) ?? ""
     }
 
-    func socketAnswers() -> Bool {
+    public func socketAnswers() -> Bool {
         let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
@@ -140,7 +168,7 @@ final class CLIHarness: @unchecked Sendable {
 
     /// Daemons started on demand by the CLI are not our child: find them by their socket argument-free
     /// environment (their XDG_RUNTIME_DIR is ours) and kill them.
-    func killStrayDaemons() {
+    public func killStrayDaemons() {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return }
         for entry in entries {
             guard let pid = Int32(entry), pid != getpid(),
@@ -152,7 +180,7 @@ final class CLIHarness: @unchecked Sendable {
     }
 
     /// All bytes of the vault's data files.
-    func dataFiles() -> [(String, Data)] {
+    public func dataFiles() -> [(String, Data)] {
         ((try? FileManager.default.contentsOfDirectory(atPath: dataDir)) ?? []).compactMap { name in
             FileManager.default.contents(atPath: dataDir + "/" + name).map { (name, $0) }
         }
