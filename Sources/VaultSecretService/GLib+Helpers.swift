@@ -20,14 +20,19 @@ enum GLibBridge {
 
     /// The entries of a `GHashTable` whose keys and values are UTF-8 strings.
     static func strings(of table: OpaquePointer) -> [String: String] {
-        var result: [String: String] = [:]
+        entries(of: table) { String(cString: $0.assumingMemoryBound(to: CChar.self)) }
+    }
+
+    /// The entries of a `GHashTable` with UTF-8 string keys, each value read by `value`.
+    static func entries<Value>(of table: OpaquePointer, _ value: (gpointer) -> Value) -> [String: Value] {
+        var result: [String: Value] = [:]
         var iterator = GHashTableIter()
         g_hash_table_iter_init(&iterator, table)
         var key: gpointer?
-        var value: gpointer?
-        while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
-            guard let key, let value else { continue }
-            result[String(cString: key.assumingMemoryBound(to: CChar.self))] = String(cString: value.assumingMemoryBound(to: CChar.self))
+        var entry: gpointer?
+        while g_hash_table_iter_next(&iterator, &key, &entry) != 0 {
+            guard let key, let entry else { continue }
+            result[String(cString: key.assumingMemoryBound(to: CChar.self))] = value(entry)
         }
         return result
     }

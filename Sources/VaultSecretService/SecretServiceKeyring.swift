@@ -146,16 +146,7 @@ final class Session {
         }
         guard let table else { return [:] }
         defer { g_hash_table_unref(table) }  // unreferences the SecretValues: libsecret wipes their buffers
-        var result: [String: SecureBytes] = [:]
-        var iterator = GHashTableIter()
-        g_hash_table_iter_init(&iterator, table)
-        var key: gpointer?
-        var value: gpointer?
-        while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
-            guard let key, let value else { continue }
-            result[String(cString: key.assumingMemoryBound(to: CChar.self))] = GLibBridge.secureBytes(of: OpaquePointer(value))
-        }
-        return result
+        return GLibBridge.entries(of: table) { GLibBridge.secureBytes(of: OpaquePointer($0)) }
     }
 
     /// An item's label, attributes and the service's own creation and modification times (seconds).
