@@ -9,8 +9,10 @@ struct AccessControl: Sendable {
     let policy: Policy
     let logger: Logger
 
-    /// Throws the interface's `PermissionDenied` unless the policy allows the call.
-    func require(_ peer: PeerCredentials, _ operation: String, service: String?) throws {
+    /// Throws `PermissionDenied` of `interface` (both of the daemon's interfaces declare it) unless
+    /// the policy allows the call.
+    func require(_ peer: PeerCredentials, _ operation: String, service: String?,
+                 interface: String = VaultInterfaceDescription.name) throws {
         let decision = policy.decide(request(peer, operation, service))
         // Allowed calls are logged at debug level: build the line only when someone will see it.
         guard !decision.allowed || logger.logLevel <= .debug else { return }
@@ -25,7 +27,7 @@ struct AccessControl: Sendable {
             logger.notice("access denied", metadata: metadata)
             var parameters: [String: JSONValue] = ["operation": .string(operation)]
             if let service { parameters["service"] = .string(service) }
-            throw VarlinkError(name: VaultWireError.permissionDenied, parameters: parameters)
+            throw VarlinkError(name: interface + ".PermissionDenied", parameters: parameters)
         }
     }
 

@@ -88,6 +88,6 @@ struct Parameters {
 
     private func invalid(_ parameter: String, _ reason: String) -> VarlinkError {
         let text = reason.hasPrefix(parameter) ? reason : "\(parameter) \(reason)"
-        return VarlinkError(name: VaultWireError.invalidParameter, parameters: ["parameter": .string(parameter), "reason": .string(text)])
+        return VarlinkError(name: call.interface + ".InvalidParameter", parameters: ["parameter": .string(parameter), "reason": .string(text)])
     }
 }

@@ -51,15 +51,13 @@ final class SessionService: VarlinkInterface {
             }
         } catch let error as VaultError {
             throw SessionWireFormat.encode(error, key: try? Parameters(call).optionalKey())
-        } catch let error as VarlinkError {
-            throw SessionWireFormat.rehome(error)
         }
     }
 
     /// The call's login key, once the policy allows `operation` on its service.
     private func authorized(_ call: VarlinkCall, _ peer: PeerCredentials, _ operation: String) throws -> ItemKey {
         let key = try Parameters(call).key()
-        try access.require(peer, operation, service: key.service)
+        try access.require(peer, operation, service: key.service, interface: name)
         activity.touch()
         return key
     }
@@ -86,7 +84,7 @@ final class SessionService: VarlinkInterface {
         let service = try parameters.optionalName("service")
         let account = try parameters.optionalName("account")
         let peer = context.peer
-        try access.require(peer, "session.watch", service: service)
+        try access.require(peer, "session.watch", service: service, interface: name)
         let events = await sessions.events()
         let watching: JSONValue = .object([
             "kind": "watching", "service": .string(service ?? ""), "account": .string(account ?? ""),

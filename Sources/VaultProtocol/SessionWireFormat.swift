@@ -167,21 +167,6 @@ public enum SessionWireFormat {
         }
     }
 
-    /// Moves an error the shared vault helpers raised (policy, parameters) into this interface.
-    public static func rehome(_ error: VarlinkError) -> VarlinkError {
-        let vaultPrefix = VaultInterfaceDescription.name + "."
-        guard error.name.hasPrefix(vaultPrefix) else { return error }
-        let member = String(error.name.dropFirst(vaultPrefix.count))
-        switch member {
-        case "Locked", "PermissionDenied", "InvalidParameter", "IntegrityFailure", "StorageFailure":
-            return VarlinkError(name: prefix + member, parameters: error.parameters)
-        case "NotFound":
-            return VarlinkError(name: noSession, parameters: error.parameters)
-        default:
-            return VarlinkError(name: storageFailure, parameters: ["reason": .string("the daemon failed with \(member)")])
-        }
-    }
-
     /// The vault error a client reports for an error reply of this interface.
     public static func decode(_ error: VarlinkError) -> VaultError {
         let reason = error.parameters["reason"]?.stringValue
