@@ -11,7 +11,7 @@ import VaultCrypto
 /// 3. under the lock again, re-read the login and apply the answer only if it is still the login
 ///    the request was made for (same sign-in, same refresh token). A logout, a new sign-in or
 ///    another refresh that came first wins: the answer is discarded, and tokens it brought are
-///    never stored and are revoked (see ``SessionManager/discard(_:of:for:)``).
+///    never stored and are revoked (`discard(_:of:for:)` below).
 ///
 /// So a `Logout` never waits for a slow provider, and a refresh that returns after a logout cannot
 /// bring the login back.
