@@ -103,11 +103,16 @@ public final class CLIHarness: @unchecked Sendable {
         guard result.status == 0 else { throw HarnessError("init failed: \(result.stderr)") }
     }
 
-    /// The shipped access policy, with `settings` as settings.toml, where the daemon looks for them.
-    public func writePolicy(settings: String) throws {
+    /// The shipped access policy (or `access` as access.toml), with `settings` as settings.toml,
+    /// where the daemon looks for them.
+    public func writePolicy(access: String? = nil, settings: String) throws {
         let policy = configDir + "/policy"
         try FileManager.default.createDirectory(atPath: policy, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try FileManager.default.copyItem(atPath: Self.repository + "/policy/access.toml", toPath: policy + "/access.toml")
+        if let access {
+            try access.write(toFile: policy + "/access.toml", atomically: false, encoding: .utf8)
+        } else {
+            try FileManager.default.copyItem(atPath: Self.repository + "/policy/access.toml", toPath: policy + "/access.toml")
+        }
         try settings.write(toFile: policy + "/settings.toml", atomically: false, encoding: .utf8)
         for name in ["access.toml", "settings.toml"] { chmod(policy + "/" + name, 0o600) }
     }
