@@ -22,13 +22,15 @@ final class TokenFile: @unchecked Sendable {
     init(runtimeDirectory: String) throws {
         directory = runtimeDirectory + "/sortedvault/exec"
         for level in [runtimeDirectory + "/sortedvault", directory] {
-            if mkdir(level, 0o700) != 0 && errno != EEXIST {
+            if mkdir(level, 0o700) == 0 {
+                chmod(level, 0o700)  // whatever the umask took away
+            } else if errno != EEXIST {
                 throw VaultError(.storageFailure, "cannot create \(level): \(String(cString: strerror(errno)))")
             }
         }
         var status = stat()
         guard lstat(directory, &status) == 0, status.st_mode & S_IFMT == S_IFDIR, status.st_uid == getuid(),
-              status.st_mode & 0o077 == 0 else {
+              status.st_mode & 0o777 == 0o700 else {
             throw VaultError(.storageFailure, "\(directory) is not a private directory of yours (mode 0700): remove it and try again")
         }
         let random = SecureBytes(randomCount: 8).withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() }
@@ -43,6 +45,7 @@ final class TokenFile: @unchecked Sendable {
             let temporary = path + ".new\(generation)"
             let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard fd >= 0 else { throw VaultError(.storageFailure, "cannot create \(temporary): \(String(cString: strerror(errno)))") }
+            fchmod(fd, 0o600)  // exactly 0600, whatever the umask
             let written = token.withUnsafeBytes { raw -> Bool in
                 var offset = 0
                 while offset < raw.count {

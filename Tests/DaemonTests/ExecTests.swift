@@ -26,14 +26,18 @@ extension DaemonSuite {
             return (provider, cli, sessions)
         }
 
-        /// Starts `sortedvault exec … -- sh -c SCRIPT` in the background; SCRIPT can write to `$DIR`.
+        /// Starts `sortedvault exec … -- sh -c SCRIPT` in the background; SCRIPT can write to `$DIR`
+        /// (the script's own umask is reset to 022 so its files are ordinary).
         static func startExec(_ cli: CLIHarness, _ script: String, env: String = "TOKEN_FILE") throws -> Subprocess {
             let log = open(cli.root + "/exec.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
             let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
             defer { close(log); close(null) }
             var environment = cli.environment
             environment["DIR"] = cli.root
-            return try Subprocess.spawn([CLIHarness.executable, "exec", "--session", key.service, key.account, "--env", env, "--", "/bin/sh", "-c", script],
+            // Under a hostile umask (0277 would make the directory 0500 and the file 0400): the modes
+            // must still come out exactly 0700 and 0600.
+            return try Subprocess.spawn(["/bin/sh", "-c", #"umask 0277; exec "$@""#, "sh",
+                                         CLIHarness.executable, "exec", "--session", key.service, key.account, "--env", env, "--", "/bin/sh", "-c", "umask 022; " + script],
                                         environment: environment, stdin: null, stdout: log, stderr: log)
         }
 
