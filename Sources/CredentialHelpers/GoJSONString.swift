@@ -1,7 +1,7 @@
 /// Writes a JSON string exactly as Go's `encoding/json` does, so our docker helper's answers are the
 /// same bytes as the reference helpers' (docker-credential-helpers is Go): `<`, `>`, `&`, U+2028 and
 /// U+2029 become `\u003c`-style escapes, `\n` `\r` `\t` `"` `\\` get short escapes, other control
-/// bytes `\u00XX`, and bytes that are not UTF-8 become U+FFFD.
+/// bytes `\u00XX`, and each byte that is not part of well-formed UTF-8 becomes the escape `\ufffd`.
 ///
 /// It works on raw bytes, so a secret goes from secure memory to the output buffer without ever
 /// being a `String`. The caller owns (and wipes) `output`.
@@ -27,7 +27,7 @@ enum GoJSONString {
             }
             let length = validSequenceLength(bytes, at: index)
             if length == 0 {
-                output += [0xEF, 0xBF, 0xBD]  // U+FFFD, as Go writes for invalid UTF-8
+                output += Array("\\ufffd".utf8)  // Go writes the escape, not the raw U+FFFD bytes
                 index += 1
             } else if length == 3, bytes[index] == 0xE2, bytes[index + 1] == 0x80, bytes[index + 2] & 0xFE == 0xA8 {
                 output += Array("\\u202".utf8) + [bytes[index + 2] == 0xA8 ? UInt8(ascii: "8") : UInt8(ascii: "9")]

@@ -17,7 +17,7 @@ extension DaemonSuite {
         static let script: [Step] = [
             Step(action: "list", input: "", sameBytes: true),
             // A secret with everything Go's encoder escapes: quotes, <, >, &, U+2028, a control byte, non-ASCII.
-            Step(action: "store", input: #"{"ServerURL":"https://index.docker.io/v1/","Username":"ada","Secret":"s3<cr>&t\"x é\u2028\u0001"}"#, sameBytes: true),
+            Step(action: "store", input: #"{"ServerURL":"https://index.docker.io/v1/","Username":"ada","Secret":"s3<cr>&t\"x é\u2028\u0001\u0008\u000c\t"}"#, sameBytes: true),
             Step(action: "get", input: "https://index.docker.io/v1/\n", sameBytes: true),
             Step(action: "store", input: "{\"ServerURL\": \"registry.example.com:5000\",\n \"Username\": \"bob\", \"Secret\": \"pw\"}\n", sameBytes: true),
             Step(action: "get", input: "registry.example.com:5000", sameBytes: true),
