@@ -89,6 +89,25 @@ extension DaemonSuite {
             cli.stopDaemon()
         }
 
+        /// A bound host whose login is gone: no answer (git then fails, never prompting), and the
+        /// helper says why on standard error; a plain password stored for that host is not used instead.
+        @Test func aBoundHostWithoutAValidLoginGetsNoCredentialAndAReason() throws {
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            try cli.startDaemon()
+            let ours = try CLIHarness.sibling("git-credential-sortedvault")
+            #expect(try cli.run(["git", "bind", "https://git.example.com", "com.example.git", "ada"]).status == 0)
+            #expect(try cli.run(["store", "git:https://git.example.com", "oauth2"], input: Data("stale-password".utf8)).status == 0)
+            let fill = try Self.git(cli, ["credential", "fill"], helper: ours, input: "protocol=https\nhost=git.example.com\n\n")
+            #expect(fill.status != 0)
+            #expect(!fill.text.contains("stale-password"))
+            #expect(fill.stderr.contains("sign in again for \"com.example.git\"/\"ada\""), "\(fill.stderr)")
+            #expect(try cli.run(["git", "unbind", "https://git.example.com"]).status == 0)
+            let plain = try Self.git(cli, ["credential", "fill"], helper: ours, input: "protocol=https\nhost=git.example.com\n\n")
+            #expect(plain.text.contains("password=stale-password\n"))
+            cli.stopDaemon()
+        }
+
         @Test func injectionAttemptsAreRefusedAndNoSecretIsEchoed() throws {
             let cli = try CLIHarness()
             try cli.initKeyFileVault()
