@@ -24,10 +24,13 @@ final class OAuthTestProvider: @unchecked Sendable {
     static let script = CLIHarness.repository + "/Tests/Support/oauth-provider/provider.py"
 
     let stateDirectory: String
+    /// The access tokens' lifetime (`--access-token-seconds`); nil keeps the provider's hour.
+    let accessTokenSeconds: Int?
     private(set) var port = 0
     private var process: Subprocess?
 
-    init() throws {
+    init(accessTokenSeconds: Int? = nil) throws {
+        self.accessTokenSeconds = accessTokenSeconds
         stateDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("sv-oauth-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
         guard FileManager.default.isExecutableFile(atPath: Self.python) else {
@@ -49,7 +52,8 @@ final class OAuthTestProvider: @unchecked Sendable {
         let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
         defer { close(log); close(null) }
         let child = try Subprocess.spawn(
-            [Self.python, Self.script, "--state-dir", stateDirectory, "--port", "\(port)", "--quiet"],
+            [Self.python, Self.script, "--state-dir", stateDirectory, "--port", "\(port)", "--quiet"]
+                + (accessTokenSeconds.map { ["--access-token-seconds", "\($0)"] } ?? []),
             environment: ProcessInfo.processInfo.environment, stdin: null, stdout: log, stderr: log)
         process = child
         let deadline = Date().addingTimeInterval(30)
