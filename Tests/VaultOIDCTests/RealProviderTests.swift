@@ -117,6 +117,16 @@ import VaultTesting
         #expect(try await world.provider.documentRequests().keys == 2)
     }
 
+    @Test func concurrentVerificationsOnAnEmptyCacheShareOneFetchOfEachDocument() async throws {
+        let world = try World()
+        let token = try await world.provider.idToken()
+        try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<20 { group.addTask { try await world.verify(token).subject } }
+            for try await subject in group { #expect(subject == world.provider.userSubject) }
+        }
+        #expect(try await world.provider.documentRequests() == (1, 1))
+    }
+
     @Test func aDiscoveryDocumentNamingAnotherIssuerIsRefused() async throws {
         let world = try World()
         try await world.provider.control("/test/oidc", ["discovery_issuer": "https://evil.example"])
