@@ -64,6 +64,14 @@ import VaultCrypto
         }
     }
 
+    @Test func aVerifierNarrowedToRS256RefusesAnES256Token() throws {
+        let rsaOnly = IDTokenVerifier(issuer: TestSigner.issuer, clientID: TestSigner.clientID, algorithms: [.rs256])
+        let es256 = signer.token(alg: "ES256", kid: "ec-1", claims: TestSigner.claims(now: now))
+        #expect(oidcErrorCode { _ = try rsaOnly.verify(es256, keys: signer.keySet(), now: now) } == .unsupportedAlgorithm)
+        let rs256 = signer.token(alg: "RS256", kid: "rsa-1", claims: TestSigner.claims(now: now))
+        #expect(try rsaOnly.verify(rs256, keys: signer.keySet(), now: now).subject == "user-42")
+    }
+
     @Test func anUnknownKeyIDIsAnUnknownKey() {
         let token = signer.token(alg: "ES256", kid: "ec-2", claims: TestSigner.claims(now: now))
         #expect(oidcErrorCode { _ = try verify(token) } == .unknownKey)
