@@ -20,14 +20,14 @@ grant and every refresh answer carry an RS256 `id_token` (`sub` is ada's user id
 Endpoints: DOT's POST /o/token/, /o/revoke_token/, /o/introspect/ (the client authenticates
 with HTTP Basic or client_secret_post), plus loopback test controls:
   GET  /test/stats       counters (see STATS below)
-  POST /test/delay       {"seconds": x}  hold every refresh_token answer x s after it is committed
-  POST /test/fail        {"count": n, "status": 503}  answer the next n /o/token/ requests with
-                         that status and {"error": "temporarily_unavailable"}, unprocessed
-  POST /test/revoke-all  delete every access and refresh token
   POST /test/rotate-key  a new RSA signing key (new kid); the old one stays in the JWKS as
                          inactive (OIDC_RSA_PRIVATE_KEYS_INACTIVE) and signs nothing more
   POST /test/oidc        {"discovery_padding": bytes, "discovery_delay": s, "discovery_issuer": str}
                          pad the discovery document, hold it, or make it name another issuer
+  POST /test/delay       {"seconds": x}  hold every refresh_token answer x s after it is committed
+  POST /test/fail        {"count": n, "status": 503}  answer the next n /o/token/ requests with
+                         that status and {"error": "temporarily_unavailable"}, unprocessed
+  POST /test/revoke-all  delete every access and refresh token
 """
 import argparse
 import json
@@ -222,9 +222,7 @@ STATS = {
     "refresh_responses": {},
     "revocations": 0,
 }
-STATS.update({"discovery_requests": 0, "jwks_requests": 0})
-CONTROL = {"delay": 0.0, "fail_count": 0, "fail_status": 503,
-           "discovery_padding": 0, "discovery_delay": 0.0, "discovery_issuer": None}
+CONTROL = {"delay": 0.0, "fail_count": 0, "fail_status": 503}
 
 
 def _grant_type(request):
@@ -265,6 +263,18 @@ def token(request):
     return response
 
 
+@csrf_exempt
+def revoke(request):
+    if request.method == "POST":
+        with LOCK:
+            STATS["revocations"] += 1
+    return _dot_revoke(request)
+
+
+# ---- OpenID Connect documents -------------------------------------------------------------------
+
+STATS.update({"discovery_requests": 0, "jwks_requests": 0})
+CONTROL.update({"discovery_padding": 0, "discovery_delay": 0.0, "discovery_issuer": None})
 _dot_discovery = ConnectDiscoveryInfoView.as_view()
 
 
@@ -295,14 +305,6 @@ def jwks(request):
     with LOCK:
         STATS["jwks_requests"] += 1
     return _dot_jwks(request)
-
-
-@csrf_exempt
-def revoke(request):
-    if request.method == "POST":
-        with LOCK:
-            STATS["revocations"] += 1
-    return _dot_revoke(request)
 
 
 def _loopback_only(view):
@@ -396,15 +398,15 @@ urlpatterns = [
     path("o/introspect/", _dot_introspect),
     path("o/.well-known/openid-configuration", discovery),
     path("o/.well-known/jwks.json", jwks),
+    # DOT's own routes under their namespace, so that the discovery document can name them; the
+    # routes above come first and win.
+    path("o/", include("oauth2_provider.urls", namespace="oauth2_provider")),
+    path("test/rotate-key", test_rotate_key),
+    path("test/oidc", test_oidc),
     path("test/stats", test_stats),
     path("test/delay", test_delay),
     path("test/fail", test_fail),
     path("test/revoke-all", test_revoke_all),
-    path("test/rotate-key", test_rotate_key),
-    path("test/oidc", test_oidc),
-    # DOT's own routes under their namespace, so that the discovery document can name them; the
-    # routes above come first and win.
-    path("o/", include("oauth2_provider.urls", namespace="oauth2_provider")),
 ]
 
 
