@@ -165,9 +165,10 @@ from django.contrib.auth.models import User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import close_old_connections, transaction  # noqa: E402
 from django.http import JsonResponse  # noqa: E402
-from django.urls import include, path  # noqa: E402
+from django.urls import path  # noqa: E402
 from django.views.decorators.csrf import csrf_exempt  # noqa: E402
 from oauth2_provider.models import AccessToken, Application, RefreshToken  # noqa: E402
+from django.urls import include  # noqa: E402
 from oauth2_provider.settings import oauth2_settings  # noqa: E402
 from oauth2_provider.views import (  # noqa: E402
     ConnectDiscoveryInfoView, IntrospectTokenView, JwksInfoView, RevokeTokenView, TokenView,
