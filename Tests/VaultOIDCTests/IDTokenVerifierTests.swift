@@ -146,14 +146,25 @@ import VaultCrypto
         #expect(oidcErrorCode { _ = try verify(huge) } == .malformedToken)
     }
 
-    @Test func errorTextNeverQuotesTheToken() {
-        let token = signer.token(alg: "ES256", kid: "ec-1", claims: TestSigner.claims(now: now) { $0["aud"] = "x" })
-        do {
-            _ = try verify(token)
-            Issue.record("accepted")
-        } catch {
-            let text = "\(error)"
-            for part in token.text.split(separator: ".") { #expect(!text.contains(part)) }
+    @Test func noErrorTextQuotesAnyPartOfTheToken() {
+        let stranger = TestSigner()
+        let tokens = [
+            signer.token(alg: "ES256", kid: "ec-1", claims: TestSigner.claims(now: now) { $0["aud"] = "x" }),
+            signer.token(alg: "ES256", kid: "ec-1", claims: TestSigner.claims(now: now) { $0["iss"] = "https://x.example" }),
+            signer.token(alg: "ES256", kid: "ec-1", claims: TestSigner.claims(now: now) { $0["exp"] = 1 }),
+            signer.token(alg: "ES256", kid: "ec-1", claims: TestSigner.claims(now: now) { $0["sub"] = nil }),
+            stranger.token(alg: "ES256", kid: "ec-1", claims: TestSigner.claims(now: now)),
+            signer.token(alg: "HS256", kid: "rsa-1", claims: TestSigner.claims(now: now)),
+            signer.token(alg: "ES256", kid: "nope", claims: TestSigner.claims(now: now)),
+        ]
+        for token in tokens {
+            do {
+                _ = try verify(token)
+                Issue.record("accepted")
+            } catch {
+                let text = "\(error) \(String(reflecting: error))"
+                for part in token.text.split(separator: ".") where part.count > 8 { #expect(!text.contains(part)) }
+            }
         }
     }
 }
