@@ -1,6 +1,5 @@
 import Foundation
-import TestSupport
-import Varlink
+import BoundedJSON
 import VaultCrypto
 import VaultSession
 
@@ -17,19 +16,19 @@ import Glibc
 /// It has user `ada` and the confidential client `sorted-app`, rotates refresh tokens, rejects a
 /// reused one, revokes (RFC 7009) and introspects (RFC 7662); `/test/…` lets a test count requests,
 /// fail or hold answers.
-final class OAuthTestProvider: @unchecked Sendable {
-    static let clientID = "sorted-app"
-    static let clientSecret = "sorted-app-secret"
-    static let python = CLIHarness.repository + "/.venv/bin/python3"
-    static let script = CLIHarness.repository + "/Tests/Support/oauth-provider/provider.py"
+public final class OAuthTestProvider: @unchecked Sendable {
+    public static let clientID = "sorted-app"
+    public static let clientSecret = "sorted-app-secret"
+    public static let python = CLIHarness.repository + "/.venv/bin/python3"
+    public static let script = CLIHarness.repository + "/Tests/Support/oauth-provider/provider.py"
 
-    let stateDirectory: String
+    public let stateDirectory: String
     /// The access tokens' lifetime (`--access-token-seconds`); nil keeps the provider's hour.
-    let accessTokenSeconds: Int?
-    private(set) var port = 0
+    public let accessTokenSeconds: Int?
+    public private(set) var port = 0
     private var process: Subprocess?
 
-    init(accessTokenSeconds: Int? = nil) throws {
+    public init(accessTokenSeconds: Int? = nil) throws {
         self.accessTokenSeconds = accessTokenSeconds
         stateDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("sv-oauth-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
@@ -45,7 +44,7 @@ final class OAuthTestProvider: @unchecked Sendable {
     }
 
     /// Starts the provider (again, on the same port after the first start) and waits until it listens.
-    func start() throws {
+    public func start() throws {
         let portFile = stateDirectory + "/port"
         try? FileManager.default.removeItem(atPath: portFile)
         let log = open(stateDirectory + "/provider.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
@@ -73,21 +72,21 @@ final class OAuthTestProvider: @unchecked Sendable {
     }
 
     /// Stops the provider: "the provider is down".
-    func stop() {
+    public func stop() {
         guard let process else { return }
         process.signal(SIGTERM)
         process.wait()
         self.process = nil
     }
 
-    func logText() -> String { (try? String(contentsOfFile: stateDirectory + "/provider.log", encoding: .utf8)) ?? "" }
+    public func logText() -> String { (try? String(contentsOfFile: stateDirectory + "/provider.log", encoding: .utf8)) ?? "" }
 
-    var base: String { "http://127.0.0.1:\(port)" }
-    var tokenEndpoint: URL { URL(string: base + "/o/token/")! }
-    var revocationEndpoint: URL { URL(string: base + "/o/revoke_token/")! }
+    public var base: String { "http://127.0.0.1:\(port)" }
+    public var tokenEndpoint: URL { URL(string: base + "/o/token/")! }
+    public var revocationEndpoint: URL { URL(string: base + "/o/revoke_token/")! }
 
     /// The provider settings a client app saves with its login.
-    func provider(authentication: OAuthProvider.ClientAuthentication = .basic, revocation: Bool = true) throws -> OAuthProvider {
+    public func provider(authentication: OAuthProvider.ClientAuthentication = .basic, revocation: Bool = true) throws -> OAuthProvider {
         try OAuthProvider(tokenEndpoint: tokenEndpoint, revocationEndpoint: revocation ? revocationEndpoint : nil,
                           clientID: Self.clientID, clientSecret: SecureBytes(copying: Array(Self.clientSecret.utf8)),
                           clientAuthentication: authentication)
@@ -96,7 +95,7 @@ final class OAuthTestProvider: @unchecked Sendable {
     // MARK: Talking to it as a test
 
     /// Signs ada in with the password grant: the token response JSON a client app would get.
-    func signIn() async throws -> [UInt8] {
+    public func signIn() async throws -> [UInt8] {
         let (status, body) = try await post("/o/token/", form: [
             "grant_type": "password", "username": "ada", "password": "correct horse battery", "scope": "read write",
         ])
@@ -105,7 +104,7 @@ final class OAuthTestProvider: @unchecked Sendable {
     }
 
     /// Whether the provider's introspection (RFC 7662) says the token is active.
-    func isActive(_ token: String) async throws -> Bool {
+    public func isActive(_ token: String) async throws -> Bool {
         let (status, body) = try await post("/o/introspect/", form: ["token": token])
         guard status == 200, case .object(let object) = try JSONValue.parse(body) else {
             throw HarnessError("introspection failed with HTTP \(status)")
@@ -114,33 +113,33 @@ final class OAuthTestProvider: @unchecked Sendable {
     }
 
     /// Tries a refresh token directly: the provider's HTTP status and `error`.
-    func tryRefresh(_ refreshToken: String) async throws -> (Int, String?) {
+    public func tryRefresh(_ refreshToken: String) async throws -> (Int, String?) {
         let (status, body) = try await post("/o/token/", form: ["grant_type": "refresh_token", "refresh_token": refreshToken])
         return (status, (try? JSONValue.parse(body))?.objectValue?["error"]?.stringValue)
     }
 
     /// How many refresh_token grants the provider has received.
-    func refreshRequests() async throws -> Int {
+    public func refreshRequests() async throws -> Int {
         Int(try await stats()["token_requests"]?.objectValue?["refresh_token"]?.intValue ?? -1)
     }
 
-    func revocationRequests() async throws -> Int {
+    public func revocationRequests() async throws -> Int {
         Int(try await stats()["revocations"]?.intValue ?? -1)
     }
 
     /// Refresh answers by HTTP status.
-    func refreshResponses(_ status: Int) async throws -> Int {
+    public func refreshResponses(_ status: Int) async throws -> Int {
         Int(try await stats()["refresh_responses"]?.objectValue?["\(status)"]?.intValue ?? 0)
     }
 
-    func stats() async throws -> [String: JSONValue] {
+    public func stats() async throws -> [String: JSONValue] {
         let (data, _) = try await URLSession.shared.data(from: URL(string: base + "/test/stats")!)
         guard case .object(let object) = try JSONValue.parse(Array(data)) else { throw HarnessError("bad stats") }
         return object
     }
 
     /// `/test/revoke-all`, `/test/delay`, `/test/fail`.
-    func control(_ path: String, _ body: [String: JSONValue] = [:]) async throws {
+    public func control(_ path: String, _ body: [String: JSONValue] = [:]) async throws {
         var request = URLRequest(url: URL(string: base + path)!)
         request.httpMethod = "POST"
         request.httpBody = Data(JSONValue.object(body).serialized())
@@ -149,8 +148,9 @@ final class OAuthTestProvider: @unchecked Sendable {
         guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw HarnessError("\(path) failed") }
     }
 
-    /// A form POST authenticated as the client with HTTP Basic.
-    func post(_ path: String, form: [String: String]) async throws -> (Int, [UInt8]) {
+    /// A form POST authenticated as the client (by default `sorted-app`) with HTTP Basic.
+    public func post(_ path: String, form: [String: String],
+                     client: (id: String, secret: String) = (clientID, clientSecret)) async throws -> (Int, [UInt8]) {
         var request = URLRequest(url: URL(string: base + path)!)
         request.httpMethod = "POST"
         var allowed = CharacterSet.alphanumerics
@@ -158,7 +158,7 @@ final class OAuthTestProvider: @unchecked Sendable {
         request.httpBody = Data(form.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed)!)" }
             .joined(separator: "&").utf8)
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        let credentials = Data("\(Self.clientID):\(Self.clientSecret)".utf8).base64EncodedString()
+        let credentials = Data("\(client.id):\(client.secret)".utf8).base64EncodedString()
         request.setValue("Basic \(credentials)", forHTTPHeaderField: "Authorization")
         let (data, response) = try await URLSession.shared.data(for: request)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, Array(data))
@@ -167,7 +167,7 @@ final class OAuthTestProvider: @unchecked Sendable {
 
 extension Array where Element == UInt8 {
     /// A string field of a JSON object (test helper for token responses).
-    func jsonField(_ name: String) -> String? {
+    public func jsonField(_ name: String) -> String? {
         (try? JSONValue.parse(self))?.objectValue?[name]?.stringValue
     }
 }
