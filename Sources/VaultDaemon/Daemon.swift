@@ -24,6 +24,8 @@ public struct DaemonConfiguration: Sendable {
     public var sleeper: any Clock<Duration>
     /// How often the daemon checks that its socket path still leads to it (see ``SocketWatch``).
     public var socketCheckInterval: Duration
+    /// The access log file's cap; it is rotated once (to `access.log.1`) past it.
+    public var accessLogMaxBytes = 1 << 20
 
     public init(paths: VaultPaths, clock: any VaultClock = SystemClock(), inheritedListener: CInt? = nil,
                 sleeper: any Clock<Duration> = ContinuousClock(), socketCheckInterval: Duration = .seconds(60)) {
@@ -101,7 +103,9 @@ public enum Daemon {
         let keyringUnlock = await KeyringBackends.unlockFromKeyring(vault, logger: logger)
         KeyringBackends.checkItemKeyring(settings, logger: logger)
 
-        let access = AccessControl(policy: policy, logger: logger)
+        let accessLog = AccessLog.standard(path: paths.accessLog, maxBytes: configuration.accessLogMaxBytes,
+                                           clock: configuration.clock, logger: logger)
+        let access = AccessControl(policy: policy, logger: logger, accessLog: accessLog)
         let activity = ActivityClock(clock: configuration.clock)
         let sessions = SessionManager(
             store: vault, transport: URLSessionTransport(), clock: configuration.clock,
@@ -123,6 +127,7 @@ public enum Daemon {
         serverConfiguration.admit = { peer in
             let admitted = access.admits(peer)
             if !admitted {
+                accessLog?.recordRefusedConnection(peer)
                 logger.notice("connection refused: no policy rule admits this peer",
                               metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)", "exe": "\(peer.executable ?? "?")"])
             }
@@ -158,6 +163,7 @@ public enum Daemon {
         logger.info("serving", metadata: [
             "socket": "\(paths.socket)", "database": "\(paths.database)",
             "locked": "\(locked)", "autoLockMinutes": "\(settings.autoLockMinutes)", "backend": "\(settings.backend.rawValue)",
+            "accessLog": "\(accessLog.map { if case .file(let file) = $0.destination { file.path } else { "journal" } } ?? "none")",
         ])
         let sleeper = configuration.sleeper
         let autoLock = Task {

@@ -114,6 +114,8 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(help: .hidden) var unsafeClockFile: String?
     @Option(help: "How often the daemon checks that its socket still leads to it; it stops when not (seconds).")
     var socketCheckSeconds: Int = 60
+    @Option(help: "The access log's size cap; past it the file is rotated once, to access.log.1 (bytes).")
+    var accessLogMaxBytes: Int = 1 << 20
 
     func run() async throws {
         let level = logLevel
@@ -127,6 +129,7 @@ struct DaemonCommand: AsyncParsableCommand {
             guard socketCheckSeconds > 0 else { throw fail("--socket-check-seconds must be at least 1", .usage) }
             var configuration = DaemonConfiguration(paths: try global.paths(), inheritedListener: DaemonConfiguration.systemdListener(),
                                                     socketCheckInterval: .seconds(socketCheckSeconds))
+            configuration.accessLogMaxBytes = accessLogMaxBytes
             if let unsafeClockFile {
                 logger.warning("test clock in use: time comes from \(unsafeClockFile)")
                 configuration.clock = FileClock(path: unsafeClockFile)
