@@ -128,8 +128,8 @@ final class VaultService: VarlinkInterface {
         return reply
     }
 
-    /// What `List` would show this caller, and sortedvault's own records apart; nil while locked
-    /// (sealed names cannot be told apart).
+    /// What `List` would show this caller from the vault file, and sortedvault's own records apart;
+    /// nil while locked (sealed names cannot be told apart).
     private func recordCounts(peer: PeerCredentials) async throws -> (items: Int, logins: Int, queuedRevocations: Int)? {
         let own: [ItemMetadata]
         do {
@@ -137,8 +137,8 @@ final class VaultService: VarlinkInterface {
         } catch let error as VaultError where error.code == .locked {
             return nil
         }
-        let listed = settings.backend == .embedded ? own : try await items.list(service: nil)
-        return (listed.filter { !$0.key.isReserved && access.allows(peer, "list", service: $0.service) }.count,
+        // Items in the desktop keyring (backend = "secret-service") are not counted: the keyring may hang.
+        return (own.filter { !$0.key.isReserved && access.allows(peer, "list", service: $0.service) }.count,
                 own.filter { $0.service.hasPrefix(SessionItems.sessionPrefix) }.count,
                 own.filter { $0.service == SessionItems.revocationService }.count)
     }

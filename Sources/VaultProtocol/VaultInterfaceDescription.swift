@@ -40,11 +40,12 @@ method Delete(service: string, account: string) -> ()
 # Metadata of the items the caller may list, optionally of one service only.
 method List(service: ?string) -> (items: []Item)
 
-# The daemon's state. Never returns secrets. `items` counts what the caller may
-# list; sortedvault's own records are counted apart: stored logins
-# (org.sortedvault.session) and revocations queued for a provider. While the
-# vault is locked their names are sealed, so `items` counts every stored record
-# and `logins` and `queuedRevocations` are null.
+# The daemon's state. Never returns secrets. `items` counts the items of the
+# vault file the caller may list; sortedvault's own records are counted apart:
+# stored logins (org.sortedvault.session) and revocations queued for a provider.
+# While the vault is locked their names are sealed, so `items` counts every
+# stored record and `logins` and `queuedRevocations` are null. Items kept in the
+# desktop keyring (backend = "secret-service") are not counted: use List.
 method Status() -> (
   locked: bool,
   keySources: []string,
