@@ -28,6 +28,14 @@ final class AccessLog: Sendable {
     let destination: Destination
     private let clock: any VaultClock
 
+    /// Where the lines go, for the daemon's start-up message.
+    var location: String {
+        switch destination {
+        case .journal: return "journal"
+        case .file(let file): return file.path
+        }
+    }
+
     init(destination: Destination, clock: any VaultClock) {
         self.destination = destination
         self.clock = clock

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Logging
 import Varlink
@@ -163,7 +162,7 @@ public enum Daemon {
         logger.info("serving", metadata: [
             "socket": "\(paths.socket)", "database": "\(paths.database)",
             "locked": "\(locked)", "autoLockMinutes": "\(settings.autoLockMinutes)", "backend": "\(settings.backend.rawValue)",
-            "accessLog": "\(accessLog.map { if case .file(let file) = $0.destination { file.path } else { "journal" } } ?? "none")",
+            "accessLog": "\(accessLog?.location ?? "none")",
         ])
         let sleeper = configuration.sleeper
         let autoLock = Task {

@@ -149,7 +149,12 @@ final class VaultService: VarlinkInterface {
         try access.require(peer, "unlock", service: nil)
         guard let value = call.parameters["passphrase"], value != .null else {
             if await vault.isLocked {
-                let kind = try await unlockWithoutPassphrase.unlock()
+                let kind: String
+                do {
+                    kind = try await unlockWithoutPassphrase.unlock()
+                } catch let error as VaultError where error.code == .invalidArgument {
+                    throw VarlinkError(name: name + ".InvalidParameter", parameters: ["parameter": "passphrase", "reason": .string(error.reason)])
+                }
                 logger.info("vault unlocked", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)", "source": "\(kind)"])
                 onUnlock()
             }

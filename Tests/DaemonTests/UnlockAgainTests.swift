@@ -35,7 +35,12 @@ extension DaemonSuite {
             try cli.startDaemon()
             let connection = try VarlinkConnection(unixSocketPath: cli.socket)
             defer { connection.close() }
-            #expect(throws: VarlinkError.self) { _ = try connection.call("org.sortedvault.vault.Unlock", [:]) }
+            do {
+                _ = try connection.call("org.sortedvault.vault.Unlock", [:])
+                Issue.record("a passphrase vault unlocked without its passphrase")
+            } catch let error as VarlinkError {
+                #expect(error.name == "org.sortedvault.vault.InvalidParameter" && error.parameters["parameter"] == "passphrase", "\(error)")
+            }
             #expect(try cli.run(["unlock", "--passphrase-fd", "0"], input: Data("pw\n".utf8)).status == 0)
             cli.stopDaemon()
         }
