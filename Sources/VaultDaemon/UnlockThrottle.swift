@@ -112,6 +112,9 @@ final class UnlockThrottle: Sendable {
         }
     }
 
+    /// How many peers are remembered (bounded by `capacity` plus attempts in flight).
+    var trackedPeers: Int { state.withLock { $0.peers.count } }
+
     /// Bounded memory: forgets peers that may try again anyway, else the one whose wait ends first.
     private static func makeRoom(_ state: inout State, capacity: Int, now: Date) {
         guard state.peers.count >= capacity else { return }
