@@ -4,9 +4,9 @@ import VaultCore
 /// Where logins live in the `TokenStore`: one item per login, in a service namespace that the
 /// vault's item API refuses to clients (``ItemKey/reservedServicePrefix``), so the raw record —
 /// refresh token and client secret included — is reachable only through the session API.
-enum SessionItems {
-    static let sessionPrefix = ItemKey.reservedServicePrefix + "session/"
-    static let revocationService = ItemKey.reservedServicePrefix + "revocation"
+public enum SessionItems {
+    public static let sessionPrefix = ItemKey.reservedServicePrefix + "session/"
+    public static let revocationService = ItemKey.reservedServicePrefix + "revocation"
 
     /// The item that holds the login of `key`.
     static func item(for key: ItemKey) throws -> ItemKey {

@@ -82,10 +82,11 @@ public final class CLIHarness: @unchecked Sendable {
         return environment
     }
 
-    /// Runs `sortedvault ARGS` with `input` on standard input and waits for it.
+    /// Runs `sortedvault ARGS` with `input` on standard input and waits for it. `executable` runs
+    /// another copy of the binary (see ``ReachableExecutable``).
     @discardableResult
-    public func run(_ arguments: [String], input: Data = Data(), prefix: [String] = []) throws -> Result {
-        let argv = prefix + [Self.executable] + arguments + (autostart ? [] : ["--no-autostart"])
+    public func run(_ arguments: [String], input: Data = Data(), prefix: [String] = [], executable: String = CLIHarness.executable) throws -> Result {
+        let argv = prefix + [executable] + arguments + (autostart ? [] : ["--no-autostart"])
         let (status, out, err) = try Subprocess.run(argv, environment: environment, input: input)
         return Result(status: status, stdout: out, stderr: String(decoding: err, as: UTF8.self))
     }
