@@ -20,6 +20,9 @@ extension DaemonSuite {
             for round in 0..<100 {
                 try cli.startDaemon()
                 let client = VaultClient(socketPath: cli.socket, timeout: .seconds(5))
+                // The kill lands a random 5–40 ms into the stream, counted from the first acknowledged
+                // store, so a loaded machine (slow daemon start) still kills mid-stream, not before it.
+                let streaming = Gate()
                 let writer = Task.detached { () -> [(String, [UInt8])] in
                     var done: [(String, [UInt8])] = []
                     for i in 0..<10_000 {
@@ -28,12 +31,15 @@ extension DaemonSuite {
                         do {
                             try await client.store(SecureBytes(copying: secret), service: "crash", account: account)
                             done.append((account, secret))
+                            if i == 0 { streaming.open() }
                         } catch {
                             break  // the daemon died mid-request: this store was not acknowledged
                         }
                     }
+                    streaming.open()
                     return done
                 }
+                streaming.wait(timeout: 10)
                 usleep(UInt32.random(in: 5_000...40_000))
                 cli.killDaemon()
                 acknowledged += await writer.value
@@ -52,5 +58,25 @@ extension DaemonSuite {
             }
             cli.stopDaemon()
         }
+    }
+}
+
+/// A one-shot signal between a writer task and the test's thread.
+private final class Gate: @unchecked Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var isOpen = false
+
+    func open() {
+        lock.lock()
+        defer { lock.unlock() }
+        if !isOpen {
+            isOpen = true
+            semaphore.signal()
+        }
+    }
+
+    func wait(timeout seconds: Double) {
+        _ = semaphore.wait(timeout: .now() + seconds)
     }
 }
