@@ -42,7 +42,7 @@ let package = Package(
             name: "VaultSQLite",
             dependencies: ["Vault", "VaultCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .target(name: "VaultTesting", dependencies: ["VaultCore", "VaultCrypto", "VaultSession"]),
+        .target(name: "VaultTesting", dependencies: ["VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON"]),
         .target(name: "BoundedJSON"),
         .target(
             name: "VaultSession",
