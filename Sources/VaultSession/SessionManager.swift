@@ -221,7 +221,7 @@ public actor SessionManager {
                     return .offline(validGrant(session), reason: reason)
                 case .rejected(let error, let description):
                     throw VaultError(.providerRejected,
-                        "the provider refused to refresh this login (\(error)\(description.map { ": \($0)" } ?? "")); check the client id, client secret and endpoints saved with it, then sign in again")
+                        "the provider refused to refresh this login (\(error)\(description.map { ": \($0)" } ?? "")); check the provider settings saved with it (client id and secret, API key, endpoints), then sign in again")
                 }
             }
         }
