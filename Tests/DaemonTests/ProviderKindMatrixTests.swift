@@ -1,0 +1,188 @@
+import Foundation
+import TestSupport
+import Testing
+import Varlink
+import VaultClient
+import VaultCore
+import VaultCrypto
+import VaultProtocol
+import VaultSession
+import VaultTesting
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension DaemonSuite {
+    /// Every provider kind through the real daemon process and its socket, against a real server of
+    /// that kind on 127.0.0.1 (django-oauth-toolkit, the GoTrue stand-in, the Firebase stand-in). The
+    /// daemon reads the test's manual clock from a file; proactive refresh is off.
+    @Suite struct ProviderKindMatrixTests {
+        static let kinds: [ProviderKind] = [.oauth2, .supabase, .firebase]
+
+        final class World: @unchecked Sendable {
+            let cli: CLIHarness
+            let peer: any ProviderPeer
+            let clock: ManualClock
+            let clockFile: String
+            let key = try! ItemKey(service: "com.sorted.api", account: "ada")
+            var sessions: SessionClient { SessionClient(socketPath: cli.socket, timeout: .seconds(20)) }
+
+            init(_ kind: ProviderKind) throws {
+                cli = try CLIHarness()
+                try cli.initKeyFileVault()
+                try cli.writePolicy(settings: "[session]\nproactive_refresh_seconds = 0\n")
+                let clockFile = cli.root + "/clock"
+                self.clockFile = clockFile
+                clock = ManualClock(start: Date()) { date in
+                    try? "\(date.timeIntervalSince1970)".write(toFile: clockFile, atomically: true, encoding: .utf8)
+                }
+                switch kind {
+                case .oauth2: peer = try OAuth2Peer()
+                case .supabase: peer = try SupabasePeer()
+                case .firebase: peer = try FirebasePeer()
+                case .oidc: throw HarnessError("the oidc kind has its own suite")
+                }
+                try cli.startDaemon(extraArguments: ["--unsafe-clock-file", clockFile])
+            }
+
+            deinit { _ = cli.stopDaemon() }
+
+            /// Signs in at the provider and saves the login through the socket API; the sign-in answer.
+            @discardableResult
+            func signIn() async throws -> [String: JSONValue] {
+                let answer = try await peer.signIn()
+                try await sessions.save(tokenResponse: answer, provider: try peer.settings(), for: key)
+                return answer
+            }
+
+            /// Every byte of the daemon's data directory (the vault database, its WAL and SHM).
+            func dataFiles() -> [UInt8] {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: cli.dataDir)) ?? []
+                return names.flatMap { FileManager.default.contents(atPath: cli.dataDir + "/" + $0).map(Array.init) ?? [] }
+            }
+
+            func containsBytes(_ haystack: [UInt8], _ needle: String) -> Bool {
+                let bytes = Array(needle.utf8)
+                guard !bytes.isEmpty, haystack.count >= bytes.count else { return false }
+                return (0...(haystack.count - bytes.count)).contains { start in
+                    haystack[start] == bytes[0] && Array(haystack[start..<(start + bytes.count)]) == bytes
+                }
+            }
+        }
+
+        @Test(arguments: kinds)
+        func aValidTokenIsAnsweredWithNoProviderRequest(_ kind: ProviderKind) async throws {
+            let world = try World(kind)
+            let answer = try await world.signIn()
+            for _ in 0..<5 {
+                let result = try await world.sessions.autoLogin(world.key)
+                #expect(result.outcome == "valid")
+                #expect(result.grant.map { $0.accessToken.constantTimeEquals(Array((world.peer.appToken(answer) ?? "").utf8)) } == true,
+                        "the app gets its bearer token (Firebase: the ID token)")
+            }
+            #expect(try await world.peer.refreshRequests() == 0)
+        }
+
+        @Test(arguments: kinds)
+        func anExpiredTokenIsRefreshedAndTheRotatedRefreshTokenIsKept(_ kind: ProviderKind) async throws {
+            let world = try World(kind)
+            let answer = try await world.signIn()
+            world.clock.advance(by: 3600)
+            let first = try await world.sessions.autoLogin(world.key)
+            #expect(first.outcome == "refreshed", "\(first)")
+            let firstToken = first.grant.map { String(decoding: $0.accessToken.withUnsafeBytes { Array($0) }, as: UTF8.self) }
+            #expect(firstToken != nil && firstToken != world.peer.appToken(answer))
+            // The second refresh needs the rotated refresh token (oauth2 and GoTrue refuse a reused one).
+            world.clock.advance(by: 3600)
+            let second = try await world.sessions.autoLogin(world.key)
+            #expect(second.outcome == "refreshed", "\(second)")
+            #expect(try await world.peer.refreshRequests() == 2)
+            #expect(try await world.sessions.status(world.key)["providerKind"]?.stringValue == kind.rawValue)
+        }
+
+        @Test(arguments: kinds)
+        func fiftyConcurrentAutoLoginsFromThreeProcessesMakeOneProviderRequest(_ kind: ProviderKind) async throws {
+            let world = try World(kind)
+            try await world.signIn()
+            world.clock.advance(by: 3600)
+            let results = try SessionBurst.run(socket: world.cli.socket, key: world.key, root: world.cli.root, calls: [17, 17, 16])
+            #expect(results.errors.isEmpty, "errors: \(results.errors)")
+            #expect(results.outcomes.count == 50)
+            #expect(results.outcomes.allSatisfy { $0 == "refreshed" || $0 == "valid" }, "\(results.outcomes)")
+            #expect(results.tokens.count == 1, "the callers got \(results.tokens.count) different tokens")
+            #expect(try await world.peer.refreshRequests() == 1, "the provider saw more than one refresh")
+        }
+
+        /// The provider back: a forced Refresh goes out at once. (AutoLogin still waits out the
+        /// retry hold-back here; the session-core branch removes it for client calls.)
+        @Test(arguments: kinds)
+        func aProviderDownIsOfflineWithNothingDeletedAndBackIsRefreshed(_ kind: ProviderKind) async throws {
+            let world = try World(kind)
+            try await world.signIn()
+            world.clock.advance(by: 3600)
+            world.peer.stop()
+            let offline = try await world.sessions.autoLogin(world.key)
+            #expect(offline.outcome == "offline", "\(offline)")
+            #expect(try await world.sessions.status(world.key)["hasRefreshToken"]?.boolValue == true, "nothing was deleted")
+            try world.peer.start()
+            let back = try await world.sessions.refresh(world.key)
+            #expect(back.outcome == "refreshed", "\(back)")
+            #expect(try await world.peer.refreshRequests() == 1)
+        }
+
+        @Test(arguments: kinds)
+        func aRevokedLoginIsReauthRequiredAndWiped(_ kind: ProviderKind) async throws {
+            let world = try World(kind)
+            try await world.signIn()
+            try await world.peer.revokeAll()
+            world.clock.advance(by: 3600)
+            let result = try await world.sessions.autoLogin(world.key)
+            #expect(result.refreshWasRejected, "\(result)")
+            await #expect(throws: VaultError(.notFound, "")) { try await world.sessions.status(world.key) }
+        }
+
+        @Test(arguments: kinds)
+        func aDisabledUserIsReauthRequiredAndWiped(_ kind: ProviderKind) async throws {
+            let world = try World(kind)
+            try await world.signIn()
+            try await world.peer.disableUser()
+            world.clock.advance(by: 3600)
+            let result = try await world.sessions.autoLogin(world.key)
+            #expect(result.refreshWasRejected, "\(result)")
+            await #expect(throws: VaultError(.notFound, "")) { try await world.sessions.status(world.key) }
+        }
+
+        @Test(arguments: kinds)
+        func logoutDoesWhatTheTableSaysAndLeavesNoTokenBytes(_ kind: ProviderKind) async throws {
+            let world = try World(kind)
+            let answer = try await world.signIn()
+            let refresh = try #require(world.peer.refreshToken(answer))
+            let result = try await world.sessions.logout(world.key)
+            #expect(result.wasLoggedIn)
+            switch kind {
+            case .firebase:
+                #expect(result == LogoutResult(wasLoggedIn: true, revoked: false, revocationQueued: false, providerCannotRevoke: true))
+                #expect(try await world.peer.refreshTokenWorks(refresh), "Firebase keeps the refresh token valid: the answer says so")
+            default:
+                #expect(result == LogoutResult(wasLoggedIn: true, revoked: true, revocationQueued: false))
+                #expect(try await !world.peer.refreshTokenWorks(refresh), "the provider still accepts the logged-out refresh token")
+            }
+            await #expect(throws: VaultError(.notFound, "")) { try await world.sessions.status(world.key) }
+            _ = world.cli.stopDaemon()
+            let files = world.dataFiles()
+            #expect(!files.isEmpty)
+            for token in [world.peer.appToken(answer), refresh].compactMap({ $0 }) {
+                #expect(!world.containsBytes(files, token), "a token is left in the data files")
+                #expect(!world.cli.daemonOutput().contains(token), "the daemon logged a token")
+            }
+        }
+    }
+}
+
+private extension AutoLoginResult {
+    var refreshWasRejected: Bool {
+        if case .reauthRequired(.refreshRejected) = self { return true }
+        return false
+    }
+}
