@@ -24,6 +24,7 @@ import time
 import uuid
 from datetime import datetime, timezone
 
+sys.dont_write_bytecode = True  # no __pycache__ in the worktree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "standin-common"))
 import standin  # noqa: E402
 from standin import Response  # noqa: E402
