@@ -22,7 +22,7 @@ extension DaemonSuite {
 
         final class World: @unchecked Sendable {
             let cli: CLIHarness
-            let peer: any ProviderPeer
+            let peer: ProviderServer
             let clock: ManualClock
             let clockFile: String
             let key = try! ItemKey(service: "com.sorted.api", account: "ada")
@@ -37,12 +37,7 @@ extension DaemonSuite {
                 clock = ManualClock(start: Date()) { date in
                     try? "\(date.timeIntervalSince1970)".write(toFile: clockFile, atomically: true, encoding: .utf8)
                 }
-                switch kind {
-                case .oauth2: peer = try OAuth2Peer()
-                case .supabase: peer = try SupabasePeer()
-                case .firebase: peer = try FirebasePeer()
-                case .oidc: throw HarnessError("the oidc kind has its own suite")
-                }
+                peer = try ProviderServer.matrix(kind)
                 try cli.startDaemon(extraArguments: ["--unsafe-clock-file", clockFile])
             }
 
@@ -51,7 +46,7 @@ extension DaemonSuite {
             /// Signs in at the provider and saves the login through the socket API; the sign-in answer.
             @discardableResult
             func signIn() async throws -> [String: JSONValue] {
-                let answer = try await peer.signIn()
+                guard case .object(let answer) = try JSONValue.parse(try await peer.signIn()) else { throw HarnessError("bad sign-in answer") }
                 try await sessions.save(tokenResponse: answer, provider: try peer.settings(), for: key)
                 return answer
             }
@@ -87,13 +82,14 @@ extension DaemonSuite {
         @Test(arguments: kinds)
         func anExpiredTokenIsRefreshedAndTheRotatedRefreshTokenIsKept(_ kind: ProviderKind) async throws {
             let world = try World(kind)
-            let answer = try await world.signIn()
+            try await world.signIn()
             world.clock.advance(by: 3600)
             let first = try await world.sessions.autoLogin(world.key)
             #expect(first.outcome == "refreshed", "\(first)")
-            let firstToken = first.grant.map { String(decoding: $0.accessToken.withUnsafeBytes { Array($0) }, as: UTF8.self) }
-            #expect(firstToken != nil && firstToken != world.peer.appToken(answer))
-            // The second refresh needs the rotated refresh token (oauth2 and GoTrue refuse a reused one).
+            // (The new token may equal the old one: the stand-ins mint identical JWTs within one second.)
+            #expect(first.grant.map { $0.accessToken.count > 0 } == true)
+            // The second refresh needs the rotated refresh token: oauth2 and GoTrue refuse a reused
+            // one (GoTrue then also revokes the whole session), so this passes only if it was stored.
             world.clock.advance(by: 3600)
             let second = try await world.sessions.autoLogin(world.key)
             #expect(second.outcome == "refreshed", "\(second)")
@@ -146,7 +142,7 @@ extension DaemonSuite {
         func aDisabledUserIsReauthRequiredAndWiped(_ kind: ProviderKind) async throws {
             let world = try World(kind)
             try await world.signIn()
-            try await world.peer.disableUser()
+            try await world.peer.disableAda()
             world.clock.advance(by: 3600)
             let result = try await world.sessions.autoLogin(world.key)
             #expect(result.refreshWasRejected, "\(result)")
