@@ -2,7 +2,8 @@
 import PackageDescription
 
 // Dependencies point one way: CSodium ← VaultCrypto ← VaultCore ← Vault ← VaultSQLite ← executables;
-// VaultCore ← VaultSession (the OAuth2 login logic, no I/O) ← VaultOAuthHTTP (URLSession) ← VaultDaemon.
+// VaultCore ← VaultSession (the OAuth2 login logic, no I/O) ← VaultOAuthHTTP (URLSession) ← VaultDaemon;
+// VaultCore ← VaultOIDC (id-token verification, no I/O) ← VaultOAuthHTTP.
 // VaultCrypto is the only importer of libsodium; VaultSQLite sees only ciphertext.
 // Varlink (the socket protocol) and VaultPolicy (access rules) know nothing of crypto or storage;
 // VaultDaemon wires them to a vault, VaultClient speaks the protocol, the `sortedvault-daemon`
@@ -19,6 +20,7 @@ let package = Package(
         .library(name: "VaultClient", targets: ["VaultClient"]),
         .library(name: "VaultSession", targets: ["VaultSession"]),
         .library(name: "VaultOAuthHTTP", targets: ["VaultOAuthHTTP"]),
+        .library(name: "VaultOIDC", targets: ["VaultOIDC"]),
         .executable(name: "sortedvault", targets: ["sortedvault"]),
         .executable(name: "sortedvault-daemon", targets: ["sortedvault-daemon"]),
         .executable(name: "sortedvault-demo", targets: ["sortedvault-demo"]),
@@ -28,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
     ],
     targets: [
         .systemLibrary(
@@ -48,7 +51,17 @@ let package = Package(
             name: "VaultSession",
             dependencies: ["VaultCore", "VaultCrypto", "BoundedJSON", .product(name: "Logging", package: "swift-log")]
         ),
-        .target(name: "VaultOAuthHTTP", dependencies: ["VaultSession", "VaultCore", "VaultCrypto"]),
+        // OpenID Connect: discovery, JWKS and id-token verification (RS256, ES256), no I/O of its own.
+        // swift-crypto is for signature checks only; secrets at rest stay with libsodium (VaultCrypto).
+        .target(
+            name: "VaultOIDC",
+            dependencies: [
+                "VaultCore", "VaultCrypto", "BoundedJSON",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        .target(name: "VaultOAuthHTTP", dependencies: ["VaultSession", "VaultOIDC", "VaultCore", "VaultCrypto"]),
         // The optional desktop keyring (freedesktop Secret Service) through libsecret.
         .systemLibrary(name: "CSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
         .target(name: "VaultSecretService", dependencies: ["VaultCore", "VaultCrypto", "CSecret"]),
@@ -113,6 +126,14 @@ let package = Package(
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
         .testTarget(name: "VaultSessionTests", dependencies: ["VaultSession", "VaultCore", "VaultCrypto", "VaultTesting", "BoundedJSON"]),
         .testTarget(name: "VaultPolicyTests", dependencies: ["VaultPolicy"]),
+        .testTarget(
+            name: "VaultOIDCTests",
+            dependencies: [
+                "VaultOIDC", "VaultOAuthHTTP", "VaultCore", "VaultCrypto", "VaultTesting", "BoundedJSON", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         .testTarget(
             name: "DaemonTests",
             dependencies: [

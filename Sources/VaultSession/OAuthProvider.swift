@@ -59,26 +59,7 @@ public struct OAuthProvider: Sendable, Equatable, CustomStringConvertible {
 
     /// Accepts `https` anywhere and `http` only on loopback; no user info, no fragment.
     static func checkEndpoint(_ url: URL, what: String) throws {
-        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-              let scheme = components.scheme?.lowercased(), let host = components.host, !host.isEmpty else {
-            throw VaultError.invalidArgument("the \(what) must be an absolute https URL")
-        }
-        guard components.user == nil, components.password == nil, components.fragment == nil else {
-            throw VaultError.invalidArgument("the \(what) must not carry user info or a fragment")
-        }
-        guard url.absoluteString.utf8.count <= 2048 else {
-            throw VaultError.invalidArgument("the \(what) is longer than 2048 bytes")
-        }
-        // 127.0.0.0/8 as an IPv4 literal only: "127.evil.example" is a DNS name anyone can point anywhere.
-        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
-        let loopbackIPv4 = octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
-        let loopback = ["localhost", "::1", "[::1]"].contains(host.lowercased()) || loopbackIPv4
-        switch scheme {
-        case "https": return
-        case "http" where loopback: return
-        default:
-            throw VaultError.invalidArgument("the \(what) must use https (plain http is allowed only to a loopback address)")
-        }
+        try SecureEndpoint.check(url, what: what)
     }
 
     public static func == (lhs: OAuthProvider, rhs: OAuthProvider) -> Bool {

@@ -9,7 +9,13 @@ Listens on 127.0.0.1 only. When ready it writes the port to DIR/port (atomically
 the same state dir keeps every token valid.
 
 Fixtures: user "ada" / "correct horse battery"; confidential client "sorted-app" with secret
-"sorted-app-secret" (stored hashed, as DOT does by default), grant type password (+ refresh).
+"sorted-app-secret" (stored hashed, as DOT does by default), grant type password (+ refresh);
+a second confidential client "sorted-other" / "sorted-other-secret" (another audience).
+
+OpenID Connect is on: issuer http://127.0.0.1:PORT/o, discovery at
+/o/.well-known/openid-configuration, keys at /o/.well-known/jwks.json, an RSA signing key made at
+first start (kept in DIR/oidc-key.pem, so a restart keeps it). With scope `openid`, the password
+grant and every refresh answer carry an RS256 `id_token` (`sub` is ada's user id).
 
 Endpoints: DOT's POST /o/token/, /o/revoke_token/, /o/introspect/ (the client authenticates
 with HTTP Basic or client_secret_post), plus loopback test controls:
@@ -18,6 +24,10 @@ with HTTP Basic or client_secret_post), plus loopback test controls:
   POST /test/fail        {"count": n, "status": 503}  answer the next n /o/token/ requests with
                          that status and {"error": "temporarily_unavailable"}, unprocessed
   POST /test/revoke-all  delete every access and refresh token
+  POST /test/rotate-key  a new RSA signing key (new kid); the old one stays in the JWKS as
+                         inactive (OIDC_RSA_PRIVATE_KEYS_INACTIVE) and signs nothing more
+  POST /test/oidc        {"discovery_padding": bytes, "discovery_delay": s, "discovery_issuer": str}
+                         pad the discovery document, hold it, or make it name another issuer
 """
 import argparse
 import json
@@ -33,6 +43,8 @@ from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer
 
 CLIENT_ID = "sorted-app"
 CLIENT_SECRET = "sorted-app-secret"
+OTHER_CLIENT_ID = "sorted-other"
+OTHER_CLIENT_SECRET = "sorted-other-secret"
 USERNAME = "ada"
 PASSWORD = "correct horse battery"
 
@@ -55,6 +67,43 @@ os.makedirs(STATE_DIR, exist_ok=True)
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
 from django.conf import settings  # noqa: E402
+from cryptography.hazmat.primitives import serialization  # noqa: E402
+from cryptography.hazmat.primitives.asymmetric import rsa  # noqa: E402
+
+
+# ---- OpenID Connect signing keys ----------------------------------------------------------------
+
+KEY_FILE = os.path.join(STATE_DIR, "oidc-key.pem")
+INACTIVE_KEYS_FILE = os.path.join(STATE_DIR, "oidc-keys-inactive.json")
+
+
+def _new_rsa_pem():
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption()).decode()
+
+
+def _write_private(path, text):
+    tmp = f"{path}.{os.getpid()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _load_keys():
+    if not os.path.exists(KEY_FILE):
+        _write_private(KEY_FILE, _new_rsa_pem())
+    with open(KEY_FILE) as f:
+        active = f.read()
+    inactive = []
+    if os.path.exists(INACTIVE_KEYS_FILE):
+        with open(INACTIVE_KEYS_FILE) as f:
+            inactive = json.load(f)
+    return active, inactive
+
+
+ACTIVE_KEY, INACTIVE_KEYS = _load_keys()
 
 settings.configure(
     DEBUG=False,
@@ -90,7 +139,7 @@ settings.configure(
         "loggers": {"django": {"handlers": ["null"], "propagate": False}},
     },
     OAUTH2_PROVIDER={
-        "SCOPES": {"read": "Read secrets", "write": "Write secrets"},
+        "SCOPES": {"openid": "OpenID Connect", "read": "Read secrets", "write": "Write secrets"},
         "DEFAULT_SCOPES": ["read", "write"],
         "ACCESS_TOKEN_EXPIRE_SECONDS": ARGS.access_token_seconds,
         "REFRESH_TOKEN_EXPIRE_SECONDS": None,
@@ -99,6 +148,11 @@ settings.configure(
         "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 0,
         "CLIENT_SECRET_HASHER": "default",
         "OAUTH2_GRANT_TYPES_SUPPORTED": ["password", "refresh_token"],
+        "OIDC_ENABLED": True,
+        "OIDC_RSA_PRIVATE_KEY": ACTIVE_KEY,
+        "OIDC_RSA_PRIVATE_KEYS_INACTIVE": INACTIVE_KEYS,
+        "OIDC_SERVER_CLASS": f"{__name__}.PasswordIDTokenServer",
+        "ID_TOKEN_EXPIRE_SECONDS": ARGS.access_token_seconds,
     },
 )
 
@@ -111,14 +165,53 @@ from django.contrib.auth.models import User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import close_old_connections, transaction  # noqa: E402
 from django.http import JsonResponse  # noqa: E402
-from django.urls import path  # noqa: E402
+from django.urls import include, path  # noqa: E402
 from django.views.decorators.csrf import csrf_exempt  # noqa: E402
 from oauth2_provider.models import AccessToken, Application, RefreshToken  # noqa: E402
-from oauth2_provider.views import IntrospectTokenView, RevokeTokenView, TokenView  # noqa: E402
+from oauth2_provider.settings import oauth2_settings  # noqa: E402
+from oauth2_provider.views import (  # noqa: E402
+    ConnectDiscoveryInfoView, IntrospectTokenView, JwksInfoView, RevokeTokenView, TokenView,
+)
+from oauthlib.oauth2.rfc6749.grant_types import ResourceOwnerPasswordCredentialsGrant  # noqa: E402
+from oauthlib.openid import Server as OpenIDServer  # noqa: E402
+from oauthlib.openid.connect.core.grant_types.base import GrantTypeBase as OpenIDGrantTypeBase  # noqa: E402
 
 
 class TestPBKDF2PasswordHasher(PBKDF2PasswordHasher):
     iterations = 20_000  # same algorithm name; verification reads the rounds from the hash
+
+
+class PasswordGrantWithIDToken(OpenIDGrantTypeBase):
+    """The password grant with an id token when `openid` is asked for. oauthlib's OpenID server adds
+    id tokens to the code, implicit, hybrid and refresh grants only; an app that signs its users in
+    with a password still gets one from most real providers."""
+
+    def __init__(self, request_validator=None, **kwargs):
+        self.proxy_target = ResourceOwnerPasswordCredentialsGrant(request_validator=request_validator, **kwargs)
+        self.register_token_modifier(self._add_id_token)
+
+    # oauthlib calls a password-grant token modifier with the token only; the id token needs the
+    # request too, so it is kept per thread for the duration of the call.
+    def create_token_response(self, request, token_handler):
+        PASSWORD_GRANT_CALL.args = (token_handler, request)
+        try:
+            return self.proxy_target.create_token_response(request, token_handler)
+        finally:
+            PASSWORD_GRANT_CALL.args = None
+
+    def _add_id_token(self, token):
+        token_handler, request = PASSWORD_GRANT_CALL.args
+        return self.add_id_token(token, token_handler, request)
+
+
+PASSWORD_GRANT_CALL = threading.local()
+
+
+class PasswordIDTokenServer(OpenIDServer):
+    def __init__(self, request_validator, *args, **kwargs):
+        super().__init__(request_validator, *args, **kwargs)
+        self.password_grant = PasswordGrantWithIDToken(request_validator)
+        self._grant_types["password"] = self.password_grant
 
 
 # ---- test-control state -------------------------------------------------------------------
@@ -129,7 +222,9 @@ STATS = {
     "refresh_responses": {},
     "revocations": 0,
 }
-CONTROL = {"delay": 0.0, "fail_count": 0, "fail_status": 503}
+STATS.update({"discovery_requests": 0, "jwks_requests": 0})
+CONTROL = {"delay": 0.0, "fail_count": 0, "fail_status": 503,
+           "discovery_padding": 0, "discovery_delay": 0.0, "discovery_issuer": None}
 
 
 def _grant_type(request):
@@ -168,6 +263,38 @@ def token(request):
             close_old_connections()
             time.sleep(delay)
     return response
+
+
+_dot_discovery = ConnectDiscoveryInfoView.as_view()
+
+
+def discovery(request):
+    with LOCK:
+        STATS["discovery_requests"] += 1
+        padding, delay, issuer = CONTROL["discovery_padding"], CONTROL["discovery_delay"], CONTROL["discovery_issuer"]
+    response = _dot_discovery(request)
+    if response.status_code == 200:
+        data = json.loads(response.content)
+        # DOT's OpenID document omits RFC 7009 revocation; real providers (Google, Keycloak…) list it.
+        data["revocation_endpoint"] = request.build_absolute_uri("/o/revoke_token/")
+        if padding:
+            data["x_padding"] = "x" * padding
+        if issuer:
+            data["issuer"] = issuer
+        response = JsonResponse(data)
+    if delay > 0:
+        close_old_connections()
+        time.sleep(delay)
+    return response
+
+
+_dot_jwks = JwksInfoView.as_view()
+
+
+def jwks(request):
+    with LOCK:
+        STATS["jwks_requests"] += 1
+    return _dot_jwks(request)
 
 
 @csrf_exempt
@@ -233,14 +360,51 @@ def test_revoke_all(request):
     return JsonResponse({"deleted_refresh_tokens": refresh, "deleted_access_tokens": access})
 
 
+@_loopback_only
+def test_rotate_key(request):
+    global ACTIVE_KEY, INACTIVE_KEYS
+    if request.method != "POST":
+        return JsonResponse({"error": "method_not_allowed"}, status=405)
+    with LOCK:
+        INACTIVE_KEYS = [ACTIVE_KEY] + INACTIVE_KEYS
+        ACTIVE_KEY = _new_rsa_pem()
+        _write_private(INACTIVE_KEYS_FILE, json.dumps(INACTIVE_KEYS))
+        _write_private(KEY_FILE, ACTIVE_KEY)
+        settings.OAUTH2_PROVIDER["OIDC_RSA_PRIVATE_KEY"] = ACTIVE_KEY
+        settings.OAUTH2_PROVIDER["OIDC_RSA_PRIVATE_KEYS_INACTIVE"] = INACTIVE_KEYS
+        oauth2_settings.reload()
+    from oauth2_provider.utils import jwk_from_pem
+
+    return JsonResponse({"kid": jwk_from_pem(ACTIVE_KEY).thumbprint(), "inactive": len(INACTIVE_KEYS)})
+
+
+@_loopback_only
+def test_oidc(request):
+    if request.method != "POST":
+        return JsonResponse({"error": "method_not_allowed"}, status=405)
+    body = _json_body(request)
+    with LOCK:
+        CONTROL["discovery_padding"] = max(0, int(body.get("discovery_padding", 0)))
+        CONTROL["discovery_delay"] = max(0.0, float(body.get("discovery_delay", 0) or 0))
+        CONTROL["discovery_issuer"] = body.get("discovery_issuer") or None
+        return JsonResponse({k: CONTROL[k] for k in ("discovery_padding", "discovery_delay", "discovery_issuer")})
+
+
 urlpatterns = [
     path("o/token/", token),
     path("o/revoke_token/", revoke),
     path("o/introspect/", _dot_introspect),
+    path("o/.well-known/openid-configuration", discovery),
+    path("o/.well-known/jwks.json", jwks),
     path("test/stats", test_stats),
     path("test/delay", test_delay),
     path("test/fail", test_fail),
     path("test/revoke-all", test_revoke_all),
+    path("test/rotate-key", test_rotate_key),
+    path("test/oidc", test_oidc),
+    # DOT's own routes under their namespace, so that the discovery document can name them; the
+    # routes above come first and win.
+    path("o/", include("oauth2_provider.urls", namespace="oauth2_provider")),
 ]
 
 
@@ -252,18 +416,22 @@ def prepare_database():
         user = User.objects.filter(username=USERNAME).first()
         if user is None:
             user = User.objects.create_user(USERNAME, password=PASSWORD)
-        if not Application.objects.filter(client_id=CLIENT_ID).exists():
+        for name, client_id, secret in [("sortedvault tests", CLIENT_ID, CLIENT_SECRET),
+                                        ("another app", OTHER_CLIENT_ID, OTHER_CLIENT_SECRET)]:
+            if Application.objects.filter(client_id=client_id).exists():
+                continue
             # Saved in plaintext here; DOT's ClientSecretField hashes it on save (make_password),
             # and authenticates clients with check_password against the hash.
             Application.objects.create(
-                name="sortedvault tests",
-                client_id=CLIENT_ID,
-                client_secret=CLIENT_SECRET,
+                name=name,
+                client_id=client_id,
+                client_secret=secret,
                 hash_client_secret=True,
                 client_type=Application.CLIENT_CONFIDENTIAL,
                 authorization_grant_type=Application.GRANT_PASSWORD,
                 redirect_uris="",
                 user=user,
+                algorithm=Application.RS256_ALGORITHM,  # id tokens signed with the OIDC RSA key
             )
 
 

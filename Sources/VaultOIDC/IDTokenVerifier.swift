@@ -1,0 +1,106 @@
+import BoundedJSON
+import Foundation
+import VaultCrypto
+
+/// Checks an OpenID Connect id token (OpenID Connect Core §3.1.3.7) against a provider's keys:
+/// signature first, then `iss`, `aud`/`azp`, `exp`, `iat` and `nbf`.
+///
+/// ```swift
+/// let verifier = IDTokenVerifier(issuer: issuer, clientID: "sorted-app")
+/// let token = try verifier.verify(idToken, keys: keys, now: clock.now)
+/// ```
+///
+/// Only RS256 and ES256 are accepted, and only with a key of the matching type: `none`, `HS256`
+/// (which would treat a public key as a shared secret) and every other algorithm are refused before
+/// a key is looked at. The token is a bearer secret, so it is taken as `SecureBytes` and no error
+/// quotes it. Most callers use ``OIDCProviderCache/verifyIDToken(_:issuer:clientID:)``, which
+/// fetches the keys and follows key rotation.
+public struct IDTokenVerifier: Sendable {
+    /// The longest id token accepted, in bytes.
+    public static let maximumTokenBytes = 16 * 1024
+    /// The clock difference tolerated on `exp`, `iat` and `nbf`, in seconds.
+    public static let defaultLeeway: TimeInterval = 60
+
+    public let issuer: URL
+    public let clientID: String
+    public let leeway: TimeInterval
+
+    public init(issuer: URL, clientID: String, leeway: TimeInterval = defaultLeeway) {
+        self.issuer = issuer
+        self.clientID = clientID
+        self.leeway = max(0, min(leeway, 300))
+    }
+
+    /// The verified claims, or an ``OIDCError`` saying which check failed.
+    public func verify(_ idToken: SecureBytes, keys: JSONWebKeySet, now: Date) throws(OIDCError) -> VerifiedIDToken {
+        var jws = try CompactJWS(idToken)
+        defer { jws.wipe() }
+        guard let algorithm = JWSAlgorithm(rawValue: jws.algorithmName) else {
+            throw OIDCError(.unsupportedAlgorithm, "the id token is signed with \(Self.quoted(jws.algorithmName)); only RS256 and ES256 are accepted: configure the provider to sign id tokens with RS256")
+        }
+        guard let key = keys.key(for: jws.keyID) else {
+            let which = jws.keyID.map { "key \(Self.quoted($0))" } ?? "no key id, and the provider publishes \(keys.keys.count) keys"
+            throw OIDCError(.unknownKey, "the id token names \(which), which is not in the provider's key set of \(issuer.absoluteString): sign in again; if it persists, the token is not from this provider")
+        }
+        guard key.signingAlgorithm == algorithm, key.algorithm == nil || key.algorithm == algorithm.rawValue else {
+            throw OIDCError(.unsupportedAlgorithm, "the id token says \(algorithm.rawValue) but its key is for \(key.signingAlgorithm.rawValue): the token is not from this provider; sign in again")
+        }
+        guard key.isValidSignature(jws.signature, over: jws.signingInput, algorithm: algorithm) else {
+            throw OIDCError(.badSignature, "the id token's signature does not verify with the key of \(issuer.absoluteString): it is damaged or forged; sign in again")
+        }
+        return try checkClaims(jws.payload, now: now)
+    }
+
+    /// The claims checks, on a payload whose signature has been verified.
+    func checkClaims(_ payload: [UInt8], now: Date) throws(OIDCError) -> VerifiedIDToken {
+        guard let claims = (try? JSONValue.parse(payload, maxDepth: 16))?.objectValue else {
+            throw .malformedToken("its payload is not a JSON object")
+        }
+        guard let iss = claims["iss"]?.stringValue, Array(iss.utf8) == Array(issuer.absoluteString.utf8) else {
+            throw OIDCError(.wrongIssuer, "the id token was issued by \(Self.quoted(claims["iss"]?.stringValue ?? "nobody")), not \(issuer.absoluteString): check the issuer URL saved with the login")
+        }
+        let audiences: [String]
+        switch claims["aud"] {
+        case .string(let one): audiences = [one]
+        case .array(let many) where !many.isEmpty && many.count <= 64 && many.allSatisfy({ $0.stringValue != nil }):
+            audiences = many.compactMap(\.stringValue)
+        default: throw .malformedToken("its `aud` is not a string or a list of strings")
+        }
+        let clientBytes = Array(clientID.utf8)
+        let azp = claims["azp"]?.stringValue
+        // Several audiences need `azp` naming this client; a present `azp` must name it anyway.
+        let isAudience = audiences.contains { Array($0.utf8) == clientBytes }
+        let isAuthorizedParty = azp.map { Array($0.utf8) == clientBytes } ?? (audiences.count == 1)
+        guard isAudience && isAuthorizedParty else {
+            throw OIDCError(.wrongAudience, "the id token was issued to another client than \(Self.quoted(clientID)): check the client id saved with the login")
+        }
+        guard let exp = Self.time(claims["exp"]), let iat = Self.time(claims["iat"]) else {
+            throw .malformedToken("it lacks a numeric `exp` or `iat`")
+        }
+        guard let sub = claims["sub"]?.stringValue, !sub.isEmpty, sub.utf8.count <= 255, sub.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7F }) else {
+            throw .malformedToken("its `sub` is missing, longer than 255 bytes or has control characters")
+        }
+        guard now.timeIntervalSince(exp) < leeway else {
+            throw OIDCError(.expired, "the id token expired at \(Self.format(exp)) (now \(Self.format(now))): sign in again, or check this machine's clock")
+        }
+        let nbf = claims["nbf"].flatMap(Self.time)
+        if claims["nbf"] != nil && nbf == nil { throw .malformedToken("its `nbf` is not a number") }
+        for (name, date) in [("iat", iat), ("nbf", nbf)] {
+            if let date, date.timeIntervalSince(now) > leeway {
+                throw OIDCError(.notYetValid, "the id token's `\(name)` is \(Self.format(date)), later than now (\(Self.format(now))): check this machine's clock")
+            }
+        }
+        return VerifiedIDToken(subject: sub, issuer: issuer, audiences: audiences, expiresAt: exp, issuedAt: iat)
+    }
+
+    /// A NumericDate (seconds since 1970, RFC 7519 §2), within a sane range.
+    private static func time(_ value: JSONValue?) -> Date? {
+        guard let seconds = value?.doubleValue, seconds.isFinite, seconds >= 0, seconds < 1e11 else { return nil }
+        return Date(timeIntervalSince1970: seconds)
+    }
+
+    private static func format(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
+
+    /// A name from the token, quoted and cut short, for an error message (never the token itself).
+    private static func quoted(_ text: String) -> String { String(text.prefix(64)).debugDescription }
+}
