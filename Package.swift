@@ -85,7 +85,7 @@ let package = Package(
             name: "VaultDaemon",
             dependencies: [
                 "Varlink", "VaultPolicy", "VaultProtocol", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
-                "VaultSession", "VaultOAuthHTTP",
+                "VaultSession", "VaultOAuthHTTP", "VaultOIDC",
                 "VaultSecretService",
                 .product(name: "Logging", package: "swift-log"),
             ]

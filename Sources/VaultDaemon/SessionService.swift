@@ -69,10 +69,9 @@ final class SessionService: VarlinkInterface {
         }
         let settings = try SessionWireFormat.decodeProviderSettings(call.parameters["provider"])
         let response = try TokenResponse(object: object, kind: settings.kind)
-        let provider = try settings.resolved()
         var lifetime: TimeInterval?
         if let seconds = try call.optionalInt("maxLifetimeSeconds") { lifetime = TimeInterval(seconds) }
-        let status = try await sessions.save(response, provider: provider, for: key, maximumLifetime: lifetime)
+        let status = try await sessions.save(response, settings: settings, for: key, maximumLifetime: lifetime)
         logger.info("login saved", metadata: ["uid": "\(peer.uid)"])
         return ["session": SessionWireFormat.encode(status)]
     }
