@@ -53,8 +53,10 @@ extension SessionManager {
     }
 
     /// A refresh answer of an `oidc` login, with a new id token verified (a refresh may omit it:
-    /// OpenID Connect Core §12.2). A refused token is ProviderRejected (nothing stored or deleted);
-    /// keys that cannot be fetched make the refresh transient.
+    /// OpenID Connect Core §12.2). A refused token is ProviderRejected (nothing stored or deleted).
+    /// When the keys cannot be fetched (a key rotation during an outage), the new id token is
+    /// dropped, never stored unverified, and the rest is kept: the provider may have rotated the
+    /// refresh token, and losing it would end the login.
     func verified(_ answer: RefreshAnswer, for session: LoginSession) async -> RefreshAnswer {
         guard session.provider.kind == .oidc, case .tokens(var response) = answer,
               let idToken = response.idToken, let issuer = session.provider.issuer else { return answer }
@@ -68,7 +70,12 @@ extension SessionManager {
             return .tokens(response)
         } catch {
             switch error {
-            case .unreachable(let reason): return .transient(reason)
+            case .unreachable(let reason):
+                logger.notice("a refreshed id token could not be verified now; it was dropped, the previous one is kept",
+                              metadata: ["reason": "\(reason)"])
+                response.idToken = nil
+                response.userID = nil
+                return .tokens(response)
             case .refused(let reason): return .rejected(error: "invalid_id_token", description: reason)
             }
         }
