@@ -143,7 +143,7 @@ let package = Package(
             ]
         ),
         // Process and fixture helpers shared by the test targets that run real processes.
-        .target(name: "TestSupport", dependencies: ["VaultClient", "BoundedJSON"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["VaultClient", "VaultSession", "VaultCrypto", "BoundedJSON"], path: "Tests/TestSupport"),
         .testTarget(
             name: "SecretServiceTests",
             dependencies: ["VaultSecretService", "VaultClient", "VaultCore", "VaultCrypto", "VaultTesting", "CSecret", "TestSupport"]

@@ -7,6 +7,7 @@ import VaultCrypto
 import VaultOAuthHTTP
 import VaultSQLite
 import VaultTesting
+import TestSupport
 @testable import VaultSession
 
 extension DaemonSuite {
