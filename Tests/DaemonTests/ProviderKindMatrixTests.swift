@@ -15,13 +15,15 @@ import Glibc
 
 extension DaemonSuite {
     /// Every provider kind through the real daemon process and its socket, against a real server of
-    /// that kind on 127.0.0.1 (django-oauth-toolkit, the GoTrue stand-in, the Firebase stand-in). The
+    /// that kind on 127.0.0.1 (django-oauth-toolkit for oauth2 and, with OpenID Connect, oidc; the
+    /// GoTrue stand-in; the Firebase stand-in). The
     /// daemon reads the test's manual clock from a file; proactive refresh is off.
     @Suite struct ProviderKindMatrixTests {
-        static let kinds: [ProviderKind] = [.oauth2, .supabase, .firebase]
+        static let kinds: [ProviderKind] = [.oauth2, .oidc, .supabase, .firebase]
 
         final class World: @unchecked Sendable {
             let cli: CLIHarness
+            let kind: ProviderKind
             let peer: ProviderServer
             let clock: ManualClock
             let clockFile: String
@@ -37,6 +39,7 @@ extension DaemonSuite {
                 clock = ManualClock(start: Date()) { date in
                     try? "\(date.timeIntervalSince1970)".write(toFile: clockFile, atomically: true, encoding: .utf8)
                 }
+                self.kind = kind
                 peer = try ProviderServer.matrix(kind)
                 try cli.startDaemon(extraArguments: ["--unsafe-clock-file", clockFile])
             }
@@ -46,8 +49,8 @@ extension DaemonSuite {
             /// Signs in at the provider and saves the login through the socket API; the sign-in answer.
             @discardableResult
             func signIn() async throws -> [String: JSONValue] {
-                guard case .object(let answer) = try JSONValue.parse(try await peer.signIn()) else { throw HarnessError("bad sign-in answer") }
-                try await sessions.save(tokenResponse: answer, provider: try peer.settings(), for: key)
+                let answer = try await peer.signIn(as: kind)
+                try await sessions.save(tokenResponse: answer, provider: try peer.settings(as: kind), for: key)
                 return answer
             }
 

@@ -10,15 +10,20 @@ extension ProviderServer {
     /// Starts the server of `kind`; Firebase rotates refresh tokens so the matrix can check rotation.
     static func matrix(_ kind: ProviderKind) throws -> ProviderServer {
         switch kind {
-        case .oauth2: return try OAuthTestProvider()
+        case .oauth2, .oidc: return try OAuthTestProvider()
         case .supabase: return try ProviderServer(.supabase)
         case .firebase: return try ProviderServer(.firebase, arguments: ["--rotate-refresh-tokens"])
-        case .oidc: throw HarnessError("the oidc kind has its own suite")
         }
     }
 
-    /// The provider settings the app saves (`session save --kind …`).
-    func settings() throws -> ProviderSettings {
+    /// The provider settings the app saves (`session save --kind …`); django-oauth-toolkit serves both
+    /// `oauth2` and `oidc`.
+    func settings(as loginKind: ProviderKind) throws -> ProviderSettings {
+        if loginKind == .oidc, let provider = self as? OAuthTestProvider {
+            return ProviderSettings(kind: .oidc, clientID: OAuthTestProvider.clientID,
+                                    clientSecret: SecureBytes(copying: Array(OAuthTestProvider.clientSecret.utf8)),
+                                    issuer: provider.issuer)
+        }
         let key = apiKey.map { SecureBytes(copying: Array($0.utf8)) }
         switch kind {
         case .oauth2:
@@ -29,6 +34,13 @@ extension ProviderServer {
         case .firebase:
             return ProviderSettings(kind: .firebase, url: URL(string: base + "/securetoken.googleapis.com")!, apiKey: key)
         }
+    }
+
+    /// Signs ada in as an app of `loginKind` would (oidc: with scope openid): the answer's JSON object.
+    func signIn(as loginKind: ProviderKind) async throws -> [String: JSONValue] {
+        let bytes = loginKind == .oidc ? try await (self as! OAuthTestProvider).signInWithOpenID() : try await signIn()
+        guard case .object(let answer) = try JSONValue.parse(bytes) else { throw HarnessError("bad sign-in answer") }
+        return answer
     }
 
     /// The token the app sends to its API (Firebase: the ID token).
