@@ -186,3 +186,46 @@ private extension AutoLoginResult {
         return false
     }
 }
+
+extension DaemonSuite.ProviderKindMatrixTests {
+    /// The CLI of the docs' examples: the sign-in answer on standard input, the key on a descriptor.
+    @Test(arguments: [ProviderKind.supabase, .firebase, .oidc])
+    func theCLISavesAKindWithItsKeyFromADescriptorAndAutologinPrintsTheToken(_ kind: ProviderKind) async throws {
+        let world = try World(kind)
+        let answer = try await world.peer.signIn(as: kind)
+        let token = try #require(world.peer.appToken(answer))
+        var arguments = ["session", "save", world.key.service, world.key.account, "--kind", kind.rawValue]
+        var secret = ""
+        switch kind {
+        case .supabase:
+            arguments += ["--url", world.peer.base, "--api-key-fd", "3"]
+            secret = world.peer.apiKey ?? ""
+        case .firebase:
+            arguments += ["--url", world.peer.base + "/securetoken.googleapis.com", "--api-key-fd", "3"]
+            secret = world.peer.apiKey ?? ""
+        default:
+            let provider = world.peer as! OAuthTestProvider
+            arguments += ["--issuer", provider.issuer.absoluteString, "--client-id", OAuthTestProvider.clientID, "--client-secret-fd", "3"]
+            secret = OAuthTestProvider.clientSecret
+        }
+        let saved = try world.cli.run(arguments, input: Data(JSONValue.object(answer).serialized()),
+                                      prefix: ["/bin/sh", "-c", "exec \"$0\" \"$@\" 3<<EOF\n\(secret)\nEOF"])
+        #expect(saved.status == 0, "\(saved.stderr)")
+        let autologin = try world.cli.run(["session", "autologin", world.key.service, world.key.account])
+        #expect(autologin.status == 0 && autologin.text == token, "\(autologin.stderr)")
+        let status = try world.cli.run(["session", "status", "--json", world.key.service, world.key.account])
+        #expect(status.text.contains("\"providerKind\":\"\(kind.rawValue)\""))
+        #expect(!status.text.contains(secret) && !world.cli.daemonOutput().contains(secret), "the key or secret was shown")
+        let logout = try world.cli.run(["session", "logout", world.key.service, world.key.account])
+        #expect(logout.status == 0)
+        #expect(logout.text.contains(kind == .firebase ? "no way to revoke" : "revoked"), "\(logout.text)")
+    }
+
+    @Test func theCLIRefusesAKeyOnlyKindWithoutItsDescriptor() throws {
+        let cli = try CLIHarness()
+        let missing = try cli.run(["session", "save", "a", "b", "--kind", "supabase", "--url", "https://abc.supabase.co"], input: Data("{}".utf8))
+        #expect(missing.status == 64 && missing.stderr.contains("--api-key-fd"), "\(missing.stderr)")
+        let unknown = try cli.run(["session", "save", "a", "b", "--kind", "auth0"], input: Data("{}".utf8))
+        #expect(unknown.status == 64 && unknown.stderr.contains("oauth2, oidc, firebase, supabase"), "\(unknown.stderr)")
+    }
+}
