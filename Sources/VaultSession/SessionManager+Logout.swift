@@ -17,7 +17,7 @@ extension SessionManager {
                 return (nil, false, nil)
             }
             var queued: QueuedRevocation?
-            if session.provider.kind.canRevoke, session.provider.revocationEndpoint != nil {
+            if session.provider.revocationEndpoint != nil {
                 let revocation = QueuedRevocation(for: session, login: key, at: clock.now)
                 try await store.store(revocation.sealedRecord(), for: try revocation.item, options: try revocationOptions(for: session))
                 // Not due for the background work: this logout sends it right after the wipe.

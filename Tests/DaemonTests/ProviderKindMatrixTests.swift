@@ -124,6 +124,9 @@ extension DaemonSuite {
             world.peer.stop()
             let offline = try await world.sessions.autoLogin(world.key)
             #expect(offline.outcome == "offline", "\(offline)")
+            if case .offline(_, let reason) = offline, let key = world.peer.apiKey {
+                #expect(!reason.contains(key) && !world.cli.daemonOutput().contains(key), "the API key is in the error text")
+            }
             #expect(try await world.sessions.status(world.key)["hasRefreshToken"]?.boolValue == true, "nothing was deleted")
             try world.peer.start()
             let back = try await world.sessions.refresh(world.key)
