@@ -44,9 +44,13 @@ public struct ProviderSettings: Sendable, CustomStringConvertible {
     public init(_ provider: OAuthProvider) {
         self.init(kind: provider.kind, clientAuthentication: provider.clientAuthentication)
         switch provider.kind {
-        case .oauth2, .oidc:
+        case .oauth2:
             tokenEndpoint = provider.tokenEndpoint
             revocationEndpoint = provider.revocationEndpoint
+            clientID = provider.clientID
+            clientSecret = provider.clientSecret
+        case .oidc:
+            // The endpoints are the discovery document's, looked up again by whoever resolves these.
             clientID = provider.clientID
             clientSecret = provider.clientSecret
             issuer = provider.issuer

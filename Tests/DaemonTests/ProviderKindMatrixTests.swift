@@ -30,7 +30,8 @@ extension DaemonSuite {
             let key = try! ItemKey(service: "com.sorted.api", account: "ada")
             var sessions: SessionClient { SessionClient(socketPath: cli.socket, timeout: .seconds(20)) }
 
-            init(_ kind: ProviderKind) throws {
+            /// - Parameter server: a provider started with other options than the matrix's.
+            init(_ kind: ProviderKind, server: ProviderServer? = nil) throws {
                 cli = try CLIHarness()
                 try cli.initKeyFileVault()
                 try cli.writePolicy(settings: "[session]\nproactive_refresh_seconds = 0\n")
@@ -40,7 +41,7 @@ extension DaemonSuite {
                     try? "\(date.timeIntervalSince1970)".write(toFile: clockFile, atomically: true, encoding: .utf8)
                 }
                 self.kind = kind
-                peer = try ProviderServer.matrix(kind)
+                peer = try server ?? ProviderServer.matrix(kind)
                 try cli.startDaemon(extraArguments: ["--unsafe-clock-file", clockFile])
             }
 
@@ -230,5 +231,30 @@ extension DaemonSuite.ProviderKindMatrixTests {
         #expect(missing.status == 64 && missing.stderr.contains("--api-key-fd"), "\(missing.stderr)")
         let unknown = try cli.run(["session", "save", "a", "b", "--kind", "auth0"], input: Data("{}".utf8))
         #expect(unknown.status == 64 && unknown.stderr.contains("oauth2, oidc, firebase, supabase"), "\(unknown.stderr)")
+    }
+}
+
+extension DaemonSuite.ProviderKindMatrixTests {
+    /// Firebase answers USER_NOT_FOUND, GoTrue user_not_found / session_not_found, for a deleted user.
+    @Test(arguments: [ProviderKind.supabase, .firebase])
+    func aDeletedUserIsReauthRequiredAndWiped(_ kind: ProviderKind) async throws {
+        let world = try World(kind)
+        try await world.signIn()
+        try await world.peer.deleteUser()
+        world.clock.advance(by: 3600)
+        let result = try await world.sessions.autoLogin(world.key)
+        #expect(result.refreshWasRejected, "\(result)")
+        await #expect(throws: VaultError(.notFound, "")) { try await world.sessions.status(world.key) }
+    }
+
+    /// GoTrue before error codes (v2.145) answered a dead refresh token with `invalid_grant`.
+    @Test func theOlderGoTrueErrorFormIsReauthRequiredToo() async throws {
+        let world = try World(.supabase, server: try ProviderServer(.supabase, arguments: ["--error-format", "legacy"]))
+        try await world.signIn()
+        try await world.peer.revokeAll()
+        world.clock.advance(by: 3600)
+        let result = try await world.sessions.autoLogin(world.key)
+        #expect(result.refreshWasRejected, "\(result)")
+        await #expect(throws: VaultError(.notFound, "")) { try await world.sessions.status(world.key) }
     }
 }

@@ -120,6 +120,13 @@ import VaultTesting
         #expect(stored.userID == "user-42")
     }
 
+    @Test func theSettingsOfAnOIDCProviderResolveToItAgain() async throws {
+        let (h, _, provider) = try await harness()
+        let settings = ProviderSettings(provider)
+        #expect(settings.tokenEndpoint == nil && settings.issuer == Self.issuer && settings.clientID == "sorted-app")
+        #expect(try await h.sessions.provider(for: settings) == provider)
+    }
+
     @Test func anOIDCLoginRoundTripsSealed() async throws {
         let (h, _, provider) = try await harness()
         try await signIn(h, provider, idToken: "good-user-42")
