@@ -13,7 +13,7 @@ struct CompactJWS {
     /// `BASE64URL(header) . BASE64URL(payload)`, the bytes the signature covers.
     private(set) var signingInput: [UInt8]
     private(set) var payload: [UInt8]
-    let signature: [UInt8]
+    private(set) var signature: [UInt8]
 
     init(_ token: SecureBytes) throws(OIDCError) {
         guard token.count <= IDTokenVerifier.maximumTokenBytes else {
@@ -44,5 +44,6 @@ struct CompactJWS {
     mutating func wipe() {
         signingInput.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
         payload.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
+        signature.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
     }
 }

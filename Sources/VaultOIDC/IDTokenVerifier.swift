@@ -23,20 +23,29 @@ public struct IDTokenVerifier: Sendable {
 
     public let issuer: URL
     public let clientID: String
+    /// Seconds of clock difference tolerated, 0 to 300.
     public let leeway: TimeInterval
+    /// The algorithms accepted: RS256 and ES256, or fewer when the provider announces fewer.
+    public let algorithms: Set<JWSAlgorithm>
 
-    public init(issuer: URL, clientID: String, leeway: TimeInterval = defaultLeeway) {
+    /// - Parameters:
+    ///   - algorithms: narrow the accepted algorithms, e.g. to what the discovery document lists in
+    ///     `id_token_signing_alg_values_supported`; nothing outside RS256 and ES256 can be added.
+    public init(issuer: URL, clientID: String, leeway: TimeInterval = defaultLeeway,
+                algorithms: Set<JWSAlgorithm> = Set(JWSAlgorithm.allCases)) {
         self.issuer = issuer
         self.clientID = clientID
         self.leeway = max(0, min(leeway, 300))
+        self.algorithms = algorithms
     }
 
     /// The verified claims, or an ``OIDCError`` saying which check failed.
     public func verify(_ idToken: SecureBytes, keys: JSONWebKeySet, now: Date) throws(OIDCError) -> VerifiedIDToken {
         var jws = try CompactJWS(idToken)
         defer { jws.wipe() }
-        guard let algorithm = JWSAlgorithm(rawValue: jws.algorithmName) else {
-            throw OIDCError(.unsupportedAlgorithm, "the id token is signed with \(Self.quoted(jws.algorithmName)); only RS256 and ES256 are accepted: configure the provider to sign id tokens with RS256")
+        guard let algorithm = JWSAlgorithm(rawValue: jws.algorithmName), algorithms.contains(algorithm) else {
+            let accepted = algorithms.map(\.rawValue).sorted().joined(separator: " or ")
+            throw OIDCError(.unsupportedAlgorithm, "the id token is signed with \(Self.quoted(jws.algorithmName)); only \(accepted.isEmpty ? "RS256 or ES256 (none announced by the provider)" : accepted) is accepted: configure the provider to sign id tokens with RS256")
         }
         guard let key = keys.key(for: jws.keyID) else {
             let which = jws.keyID.map { "key \(Self.quoted($0))" } ?? "no key id, and the provider publishes \(keys.keys.count) keys"

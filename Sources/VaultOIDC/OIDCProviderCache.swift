@@ -56,8 +56,11 @@ public actor OIDCProviderCache {
     /// Throws ``OIDCError``; ``OIDCError/Code/isTransient`` tells "could not ask the provider" apart
     /// from "the token is refused".
     public func verifyIDToken(_ idToken: SecureBytes, issuer: URL, clientID: String) async throws(OIDCError) -> VerifiedIDToken {
-        let verifier = IDTokenVerifier(issuer: issuer, clientID: clientID)
         let keys = try await keySet(for: issuer)
+        // Only what the provider announces: a provider that signs with RS256 alone never has an
+        // ES256 token accepted in its name.
+        let announced = try await discovery(for: issuer).idTokenSigningAlgorithms.compactMap(JWSAlgorithm.init(rawValue:))
+        let verifier = IDTokenVerifier(issuer: issuer, clientID: clientID, algorithms: Set(announced))
         do {
             return try verifier.verify(idToken, keys: keys, now: clock.now)
         } catch where error.code == .unknownKey && mayRefetchKeys(issuer) {

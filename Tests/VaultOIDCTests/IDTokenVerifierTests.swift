@@ -64,6 +64,14 @@ import VaultCrypto
         }
     }
 
+    @Test func aVerifierNarrowedToRS256RefusesAnES256Token() throws {
+        let rsaOnly = IDTokenVerifier(issuer: TestSigner.issuer, clientID: TestSigner.clientID, algorithms: [.rs256])
+        let es256 = signer.token(alg: "ES256", kid: "ec-1", claims: TestSigner.claims(now: now))
+        #expect(oidcErrorCode { _ = try rsaOnly.verify(es256, keys: signer.keySet(), now: now) } == .unsupportedAlgorithm)
+        let rs256 = signer.token(alg: "RS256", kid: "rsa-1", claims: TestSigner.claims(now: now))
+        #expect(try rsaOnly.verify(rs256, keys: signer.keySet(), now: now).subject == "user-42")
+    }
+
     @Test func anUnknownKeyIDIsAnUnknownKey() {
         let token = signer.token(alg: "ES256", kid: "ec-2", claims: TestSigner.claims(now: now))
         #expect(oidcErrorCode { _ = try verify(token) } == .unknownKey)
@@ -138,14 +146,25 @@ import VaultCrypto
         #expect(oidcErrorCode { _ = try verify(huge) } == .malformedToken)
     }
 
-    @Test func errorTextNeverQuotesTheToken() {
-        let token = signer.token(alg: "ES256", kid: "ec-1", claims: TestSigner.claims(now: now) { $0["aud"] = "x" })
-        do {
-            _ = try verify(token)
-            Issue.record("accepted")
-        } catch {
-            let text = "\(error)"
-            for part in token.text.split(separator: ".") { #expect(!text.contains(part)) }
+    @Test func noErrorTextQuotesAnyPartOfTheToken() {
+        let stranger = TestSigner()
+        let tokens = [
+            signer.token(alg: "ES256", kid: "ec-1", claims: TestSigner.claims(now: now) { $0["aud"] = "x" }),
+            signer.token(alg: "ES256", kid: "ec-1", claims: TestSigner.claims(now: now) { $0["iss"] = "https://x.example" }),
+            signer.token(alg: "ES256", kid: "ec-1", claims: TestSigner.claims(now: now) { $0["exp"] = 1 }),
+            signer.token(alg: "ES256", kid: "ec-1", claims: TestSigner.claims(now: now) { $0["sub"] = nil }),
+            stranger.token(alg: "ES256", kid: "ec-1", claims: TestSigner.claims(now: now)),
+            signer.token(alg: "HS256", kid: "rsa-1", claims: TestSigner.claims(now: now)),
+            signer.token(alg: "ES256", kid: "nope", claims: TestSigner.claims(now: now)),
+        ]
+        for token in tokens {
+            do {
+                _ = try verify(token)
+                Issue.record("accepted")
+            } catch {
+                let text = "\(error) \(String(reflecting: error))"
+                for part in token.text.split(separator: ".") where part.count > 8 { #expect(!text.contains(part)) }
+            }
         }
     }
 }

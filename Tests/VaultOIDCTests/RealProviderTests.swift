@@ -141,6 +141,18 @@ import VaultTesting
         #expect(code == .malformedDocument)
     }
 
+    @Test func theFetcherDoesNotFollowRedirectsAndAMissingDiscoveryDocumentIsNotTransient() async throws {
+        let world = try World()
+        // Django's CommonMiddleware answers /o/userinfo with a 301 to /o/userinfo/.
+        let (status, _) = try await URLSessionDocumentFetcher().fetch(URL(string: world.provider.base + "/o/userinfo")!)
+        #expect(status == 301)
+        // No discovery document under that issuer: HTTP 404, a configuration error, not "offline".
+        let elsewhere = URL(string: world.provider.base + "/elsewhere")!
+        let code = await oidcErrorCode { _ = try await world.cache.discovery(for: elsewhere) }
+        #expect(code == .malformedDocument)
+        #expect(code?.isTransient == false)
+    }
+
     @Test func aProviderThatDoesNotAnswerInTimeIsUnreachableAndTransient() async throws {
         let world = try World(fetcher: URLSessionDocumentFetcher(deadline: .milliseconds(300)))
         try await world.provider.control("/test/oidc", ["discovery_delay": 5])

@@ -20,14 +20,14 @@ grant and every refresh answer carry an RS256 `id_token` (`sub` is ada's user id
 Endpoints: DOT's POST /o/token/, /o/revoke_token/, /o/introspect/ (the client authenticates
 with HTTP Basic or client_secret_post), plus loopback test controls:
   GET  /test/stats       counters (see STATS below)
-  POST /test/delay       {"seconds": x}  hold every refresh_token answer x s after it is committed
-  POST /test/fail        {"count": n, "status": 503}  answer the next n /o/token/ requests with
-                         that status and {"error": "temporarily_unavailable"}, unprocessed
-  POST /test/revoke-all  delete every access and refresh token
   POST /test/rotate-key  a new RSA signing key (new kid); the old one stays in the JWKS as
                          inactive (OIDC_RSA_PRIVATE_KEYS_INACTIVE) and signs nothing more
   POST /test/oidc        {"discovery_padding": bytes, "discovery_delay": s, "discovery_issuer": str}
                          pad the discovery document, hold it, or make it name another issuer
+  POST /test/delay       {"seconds": x}  hold every refresh_token answer x s after it is committed
+  POST /test/fail        {"count": n, "status": 503}  answer the next n /o/token/ requests with
+                         that status and {"error": "temporarily_unavailable"}, unprocessed
+  POST /test/revoke-all  delete every access and refresh token
 """
 import argparse
 import json
@@ -165,9 +165,10 @@ from django.contrib.auth.models import User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import close_old_connections, transaction  # noqa: E402
 from django.http import JsonResponse  # noqa: E402
-from django.urls import include, path  # noqa: E402
+from django.urls import path  # noqa: E402
 from django.views.decorators.csrf import csrf_exempt  # noqa: E402
 from oauth2_provider.models import AccessToken, Application, RefreshToken  # noqa: E402
+from django.urls import include  # noqa: E402
 from oauth2_provider.settings import oauth2_settings  # noqa: E402
 from oauth2_provider.views import (  # noqa: E402
     ConnectDiscoveryInfoView, IntrospectTokenView, JwksInfoView, RevokeTokenView, TokenView,
@@ -222,9 +223,7 @@ STATS = {
     "refresh_responses": {},
     "revocations": 0,
 }
-STATS.update({"discovery_requests": 0, "jwks_requests": 0})
-CONTROL = {"delay": 0.0, "fail_count": 0, "fail_status": 503,
-           "discovery_padding": 0, "discovery_delay": 0.0, "discovery_issuer": None}
+CONTROL = {"delay": 0.0, "fail_count": 0, "fail_status": 503}
 
 
 def _grant_type(request):
@@ -265,6 +264,18 @@ def token(request):
     return response
 
 
+@csrf_exempt
+def revoke(request):
+    if request.method == "POST":
+        with LOCK:
+            STATS["revocations"] += 1
+    return _dot_revoke(request)
+
+
+# ---- OpenID Connect documents -------------------------------------------------------------------
+
+STATS.update({"discovery_requests": 0, "jwks_requests": 0})
+CONTROL.update({"discovery_padding": 0, "discovery_delay": 0.0, "discovery_issuer": None})
 _dot_discovery = ConnectDiscoveryInfoView.as_view()
 
 
@@ -295,14 +306,6 @@ def jwks(request):
     with LOCK:
         STATS["jwks_requests"] += 1
     return _dot_jwks(request)
-
-
-@csrf_exempt
-def revoke(request):
-    if request.method == "POST":
-        with LOCK:
-            STATS["revocations"] += 1
-    return _dot_revoke(request)
 
 
 def _loopback_only(view):
@@ -396,15 +399,15 @@ urlpatterns = [
     path("o/introspect/", _dot_introspect),
     path("o/.well-known/openid-configuration", discovery),
     path("o/.well-known/jwks.json", jwks),
+    # DOT's own routes under their namespace, so that the discovery document can name them; the
+    # routes above come first and win.
+    path("o/", include("oauth2_provider.urls", namespace="oauth2_provider")),
+    path("test/rotate-key", test_rotate_key),
+    path("test/oidc", test_oidc),
     path("test/stats", test_stats),
     path("test/delay", test_delay),
     path("test/fail", test_fail),
     path("test/revoke-all", test_revoke_all),
-    path("test/rotate-key", test_rotate_key),
-    path("test/oidc", test_oidc),
-    # DOT's own routes under their namespace, so that the discovery document can name them; the
-    # routes above come first and win.
-    path("o/", include("oauth2_provider.urls", namespace="oauth2_provider")),
 ]
 
 
