@@ -24,6 +24,8 @@ let package = Package(
         .executable(name: "sortedvault", targets: ["sortedvault"]),
         .executable(name: "sortedvault-daemon", targets: ["sortedvault-daemon"]),
         .executable(name: "sortedvault-demo", targets: ["sortedvault-demo"]),
+        .executable(name: "docker-credential-sortedvault", targets: ["docker-credential-sortedvault"]),
+        .executable(name: "git-credential-sortedvault", targets: ["git-credential-sortedvault"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -104,6 +106,7 @@ let package = Package(
             name: "sortedvault",
             dependencies: [
                 "SortedVaultCLI", "VaultClient", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
+                "CredentialHelpers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -117,6 +120,29 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // docker's and git's credential-helper protocols over the daemon: parsing and naming, no I/O of
+        // its own beyond standard input and output; each helper executable is a thin `main` over it.
+        .target(
+            name: "CredentialHelpers",
+            dependencies: [
+                "SortedVaultCLI", "VaultClient", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "docker-credential-sortedvault",
+            dependencies: [
+                "CredentialHelpers", "SortedVaultCLI", "VaultCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "git-credential-sortedvault",
+            dependencies: [
+                "CredentialHelpers", "SortedVaultCLI", "VaultClient", "VaultCore", "VaultCrypto", "VaultSession",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .executableTarget(name: "sortedvault-bench"),
         .executableTarget(
             name: "sortedvault-demo",
@@ -126,6 +152,7 @@ let package = Package(
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
         .testTarget(name: "VaultSessionTests", dependencies: ["VaultSession", "VaultCore", "VaultCrypto", "VaultTesting", "BoundedJSON"]),
         .testTarget(name: "VaultPolicyTests", dependencies: ["VaultPolicy"]),
+        .testTarget(name: "CredentialHelpersTests", dependencies: ["CredentialHelpers", "VaultCrypto"]),
         .testTarget(
             name: "VaultOIDCTests",
             dependencies: [
@@ -143,7 +170,7 @@ let package = Package(
             ]
         ),
         // Process and fixture helpers shared by the test targets that run real processes.
-        .target(name: "TestSupport", dependencies: ["VaultClient", "VaultSession", "VaultCrypto", "BoundedJSON"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["VaultClient", "VaultSession", "VaultCrypto", "BoundedJSON", "VaultTesting"], path: "Tests/TestSupport"),
         .testTarget(
             name: "SecretServiceTests",
             dependencies: ["VaultSecretService", "VaultClient", "VaultCore", "VaultCrypto", "VaultTesting", "CSecret", "TestSupport"]

@@ -69,7 +69,7 @@ struct SealedMetadata: Codable {
             }
         }
         let key: ItemKey
-        do { key = try ItemKey(service: decoded.service, account: decoded.account) } catch { throw damaged }
+        do { key = try ItemKey(storedService: decoded.service, account: decoded.account) } catch { throw damaged }
         return ItemMetadata(
             key: key, label: decoded.label, attributes: decoded.attributes,
             createdAt: Date(timeIntervalSince1970: decoded.createdAt),

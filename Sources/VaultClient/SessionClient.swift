@@ -77,6 +77,14 @@ public final class SessionClient: Sendable {
         return session
     }
 
+    /// The logins this client may see under the daemon's policy (`session.list`), of one service
+    /// when given: names, user ids, states and expiries, never tokens.
+    public func list(service: String? = nil) async throws -> [SessionListEntry] {
+        var parameters: [String: JSONValue] = [:]
+        if let service { parameters["service"] = .string(service) }
+        return try SessionWireFormat.decodeList(try await call("List", parameters))
+    }
+
     /// Streams login events until `onEvent` returns false or the daemon goes away. Blocks the
     /// calling thread: run it on a thread of its own. The first event has kind "watching".
     public func watchBlocking(service: String? = nil, account: String? = nil,

@@ -85,6 +85,12 @@ public final class VaultClient: TokenStore, LockableStore {
         _ = try await call("Unlock", ["passphrase": .string(text)])
     }
 
+    /// Asks the daemon to unlock the vault from its key file or desktop keyring again (after a lock
+    /// or an auto-lock). `.locked` says why none did; `.invalidArgument`: the vault has only a passphrase.
+    public func unlockFromKeySources() async throws {
+        _ = try await call("Unlock", [:])
+    }
+
     /// Re-wraps the vault key under a new passphrase.
     public func changePassphrase(from old: SecureBytes, to new: SecureBytes) async throws {
         let oldText = old.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
@@ -99,6 +105,8 @@ public final class VaultClient: TokenStore, LockableStore {
             locked: reply["locked"]?.boolValue ?? true,
             keySources: reply["keySources"]?.arrayValue?.compactMap(\.stringValue) ?? [],
             items: Int(reply["items"]?.intValue ?? 0),
+            logins: reply["logins"]?.intValue.map { Int($0) },
+            queuedRevocations: reply["queuedRevocations"]?.intValue.map { Int($0) },
             version: reply["version"]?.stringValue ?? "?",
             autoLockMinutes: Int(reply["autoLockMinutes"]?.intValue ?? 0))
     }
@@ -161,7 +169,11 @@ public final class VaultClient: TokenStore, LockableStore {
 public struct VaultStatus: Sendable, Equatable, Codable {
     public var locked: Bool
     public var keySources: [String]
+    /// What the caller may list (every stored record while the vault is locked).
     public var items: Int
+    /// Stored logins and queued revocations: sortedvault's own records; nil while locked.
+    public var logins: Int?
+    public var queuedRevocations: Int?
     public var version: String
     public var autoLockMinutes: Int
 }

@@ -8,12 +8,15 @@ import VaultProtocol
 struct AccessControl: Sendable {
     let policy: Policy
     let logger: Logger
+    /// The owner's decision log (see ``AccessLog``); every decision of ``require`` goes there.
+    var accessLog: AccessLog? = nil
 
     /// Throws `PermissionDenied` of `interface` (both of the daemon's interfaces declare it) unless
     /// the policy allows the call.
     func require(_ peer: PeerCredentials, _ operation: String, service: String?,
                  interface: String = VaultInterfaceDescription.name) throws {
         let decision = policy.decide(request(peer, operation, service))
+        accessLog?.record(peer, operation: operation, service: service, decision: decision)
         // Allowed calls are logged at debug level: build the line only when someone will see it.
         guard !decision.allowed || logger.logLevel <= .debug else { return }
         var metadata: Logger.Metadata = [

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Logging
 import Varlink
@@ -21,11 +20,20 @@ public struct DaemonConfiguration: Sendable {
     public var clock: any VaultClock
     /// A listening socket handed over by systemd (`LISTEN_FDS`), used instead of binding.
     public var inheritedListener: CInt?
+    /// What the daemon's timers (auto-lock, the socket check) sleep on; tests pass a ``FileSleepClock``.
+    public var sleeper: any Clock<Duration>
+    /// How often the daemon checks that its socket path still leads to it (see ``SocketWatch``).
+    public var socketCheckInterval: Duration
+    /// The access log file's cap; it is rotated once (to `access.log.1`) past it.
+    public var accessLogMaxBytes = 1 << 20
 
-    public init(paths: VaultPaths, clock: any VaultClock = SystemClock(), inheritedListener: CInt? = nil) {
+    public init(paths: VaultPaths, clock: any VaultClock = SystemClock(), inheritedListener: CInt? = nil,
+                sleeper: any Clock<Duration> = ContinuousClock(), socketCheckInterval: Duration = .seconds(60)) {
         self.paths = paths
         self.clock = clock
         self.inheritedListener = inheritedListener
+        self.sleeper = sleeper
+        self.socketCheckInterval = socketCheckInterval
     }
 
     /// The descriptor systemd passed, if this process was socket-activated (sd_listen_fds(3)).
@@ -42,12 +50,13 @@ public struct DaemonConfiguration: Sendable {
 /// database stops it with an error that names the file. SIGTERM and SIGINT shut it down cleanly:
 /// socket removed, keys zeroed, database closed.
 public enum Daemon {
-    /// Runs until SIGTERM or SIGINT, then shuts down cleanly.
+    /// Runs until SIGTERM or SIGINT, or until its socket path no longer leads to it, then shuts down cleanly.
     public static func run(_ configuration: DaemonConfiguration, logger: Logger) async throws {
         try ProcessHardening.apply()
         let daemon = try await start(configuration, logger: logger)
-        let signal = await waitForTerminationSignal()
-        logger.info("shutting down", metadata: ["signal": "\(signal)"])
+        daemon.stopRequest.listenForTerminationSignals()
+        let reason = await daemon.stopRequest.wait()
+        logger.info("shutting down", metadata: ["reason": "\(reason)"])
         try await daemon.shutdown()
     }
 
@@ -94,7 +103,9 @@ public enum Daemon {
         let keyringUnlock = await KeyringBackends.unlockFromKeyring(vault, logger: logger)
         KeyringBackends.checkItemKeyring(settings, logger: logger)
 
-        let access = AccessControl(policy: policy, logger: logger)
+        let accessLog = AccessLog.standard(path: paths.accessLog, maxBytes: configuration.accessLogMaxBytes,
+                                           clock: configuration.clock, logger: logger)
+        let access = AccessControl(policy: policy, logger: logger, accessLog: accessLog)
         let activity = ActivityClock(clock: configuration.clock)
         let sessions = SessionManager(
             store: vault, transport: URLSessionTransport(), clock: configuration.clock,
@@ -108,7 +119,7 @@ public enum Daemon {
         let service = VaultService(
             vault: vault, items: KeyringBackends.itemStore(for: settings, vault: vault, clock: configuration.clock),
             access: access, throttle: UnlockThrottle(clock: configuration.clock),
-            activity: activity, settings: settings, logger: logger,
+            activity: activity, settings: settings, keyFilePath: paths.keyFile, logger: logger,
             onUnlock: { Task { await resumeSessions(sessions, logger: logger) } })
         let sessionService = SessionService(sessions: sessions, access: access, activity: activity,
                                             clock: configuration.clock, logger: logger)
@@ -118,6 +129,7 @@ public enum Daemon {
         serverConfiguration.admit = { peer in
             let admitted = access.admits(peer)
             if !admitted {
+                accessLog?.recordRefusedConnection(peer)
                 logger.notice("connection refused: no policy rule admits this peer",
                               metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)", "exe": "\(peer.executable ?? "?")"])
             }
@@ -127,11 +139,22 @@ public enum Daemon {
             info: VarlinkServiceInfo(vendor: "sortedvault", product: "sortedvault", version: SortedVaultVersion.current,
                                      url: "https://github.com/sortedvault/sortedvault"),
             interfaces: [service, sessionService], configuration: serverConfiguration, logger: logger)
+        // The identity of the socket file, to notice when the path stops leading here (SocketWatch).
+        let socketIdentity: SocketIdentity?
+        let watchStart = configuration.clock.now
         do {
             if let fd = configuration.inheritedListener {
                 try await server.adopt(listeningDescriptor: fd)
+                socketIdentity = nil
             } else {
-                try await server.bind(unixSocketPath: paths.socket)
+                let fd = try ListeningSocket.bind(paths.socket)
+                socketIdentity = SocketIdentity.of(paths.socket)
+                do {
+                    try await server.adopt(listeningDescriptor: fd)
+                } catch {
+                    ListeningSocket.remove(paths.socket, ifStill: socketIdentity)
+                    throw error
+                }
             }
         } catch {
             try? storage.close()
@@ -142,12 +165,25 @@ public enum Daemon {
         logger.info("serving", metadata: [
             "socket": "\(paths.socket)", "database": "\(paths.database)",
             "locked": "\(locked)", "autoLockMinutes": "\(settings.autoLockMinutes)", "backend": "\(settings.backend.rawValue)",
+            "accessLog": "\(accessLog?.location ?? "none")",
         ])
+        let sleeper = configuration.sleeper
         let autoLock = Task {
-            await runAutoLock(vault: vault, activity: activity, minutes: settings.autoLockMinutes, logger: logger)
+            await runAutoLock(vault: vault, activity: activity, minutes: settings.autoLockMinutes, sleeper: sleeper, logger: logger)
         }
         if !locked { await resumeSessions(sessions, logger: logger) }
         var background = [autoLock, Task { await SessionWorkLoop.run(sessions, clock: configuration.clock) }]
+        let stopRequest = StopRequest()
+        // A systemd socket is systemd's to manage; the watch covers a socket this daemon bound.
+        if let socketIdentity {
+            background.append(Task { [interval = configuration.socketCheckInterval] in
+                guard let reason = await SocketWatch.run(path: paths.socket, identity: socketIdentity, interval: interval,
+                                                         since: watchStart, clock: configuration.clock, sleeper: sleeper)
+                else { return }
+                logger.warning("\(reason): no client can reach this daemon any more, so it stops")
+                stopRequest.request(reason)
+            })
+        }
         if let keyringUnlock {
             background.append(keyringUnlock)
             // The keyring may unlock the vault later, in the background: then resume the logins too.
@@ -157,7 +193,7 @@ public enum Daemon {
             })
         }
         return RunningDaemon(server: server, vault: vault, storage: storage, socketDirectory: socketDirectory,
-                             background: background, logger: logger)
+                             socket: (paths.socket, socketIdentity), stopRequest: stopRequest, background: background, logger: logger)
     }
 
     /// Lets the session manager finish interrupted logouts and schedule refreshes once the vault is open.
@@ -171,7 +207,8 @@ public enum Daemon {
 
     /// Locks the vault once it has been idle for the configured minutes. Sleeps until the next
     /// deadline instead of polling.
-    static func runAutoLock(vault: EncryptedVault, activity: ActivityClock, minutes: Int, logger: Logger) async {
+    static func runAutoLock(vault: EncryptedVault, activity: ActivityClock, minutes: Int, sleeper: any Clock<Duration>,
+                            logger: Logger) async {
         guard minutes > 0 else { return }
         while !Task.isCancelled {
             guard let remaining = activity.secondsUntilAutoLock(idleMinutes: minutes) else { return }
@@ -183,23 +220,16 @@ public enum Daemon {
                 activity.touch()  // the next check is a full period away
                 continue
             }
-            try? await Task.sleep(for: .seconds(remaining))
+            do {
+                try await sleep(on: sleeper, for: .seconds(remaining))
+            } catch {
+                return
+            }
         }
     }
 
-    /// Waits for SIGTERM or SIGINT and returns its number.
-    static func waitForTerminationSignal() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            let queue = DispatchQueue(label: "sortedvault.signals")
-            let once = SignalOnce(continuation)
-            for number in [SIGTERM, SIGINT] {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-                source.setEventHandler { once.fire(number) }
-                source.resume()
-                once.retain(source)
-            }
-        }
+    private static func sleep<C: Clock>(on clock: C, for duration: Duration) async throws where C.Duration == Duration {
+        try await clock.sleep(for: duration)
     }
 }
 
@@ -209,45 +239,33 @@ public final class RunningDaemon: Sendable {
     private let vault: EncryptedVault
     private let storage: SQLiteSealedStorage
     private let socketDirectory: SocketDirectory
+    private let socket: (path: String, identity: SocketIdentity?)
     private let background: [Task<Void, Never>]
     private let logger: Logger
+    /// Fired by SIGTERM/SIGINT (once ``Daemon/run(_:logger:)`` listens) or by the socket watch.
+    public let stopRequest: StopRequest
 
     init(server: VarlinkServer, vault: EncryptedVault, storage: SQLiteSealedStorage, socketDirectory: SocketDirectory,
-         background: [Task<Void, Never>], logger: Logger) {
+         socket: (path: String, identity: SocketIdentity?), stopRequest: StopRequest, background: [Task<Void, Never>], logger: Logger) {
         self.server = server
         self.vault = vault
         self.storage = storage
         self.socketDirectory = socketDirectory
+        self.socket = socket
+        self.stopRequest = stopRequest
         self.background = background
         self.logger = logger
     }
 
-    /// Stops serving, removes the socket, zeroes the keys and closes the database.
+    /// Stops serving, removes the socket (only while it is still this daemon's), zeroes the keys
+    /// and closes the database.
     public func shutdown() async throws {
         background.forEach { $0.cancel() }
         try await server.shutdown()
+        ListeningSocket.remove(socket.path, ifStill: socket.identity)
         await vault.lock()
         try storage.close()
         socketDirectory.release()
         logger.info("stopped")
-    }
-}
-
-/// Resumes a continuation on the first signal only, and keeps the signal sources alive.
-private final class SignalOnce: @unchecked Sendable {
-    private var continuation: CheckedContinuation<Int32, Never>?
-    private var sources: [DispatchSourceSignal] = []
-    private let lock = NSLock()
-
-    init(_ continuation: CheckedContinuation<Int32, Never>) { self.continuation = continuation }
-
-    func retain(_ source: DispatchSourceSignal) { lock.withLock { sources.append(source) } }
-
-    func fire(_ number: Int32) {
-        let pending = lock.withLock { () -> CheckedContinuation<Int32, Never>? in
-            defer { continuation = nil }
-            return continuation
-        }
-        pending?.resume(returning: number)
     }
 }

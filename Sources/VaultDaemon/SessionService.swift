@@ -46,6 +46,7 @@ final class SessionService: VarlinkInterface {
             case "Status":
                 let key = try authorized(call, peer, "session.status")
                 return ["session": SessionWireFormat.encode(try await sessions.status(key))]
+            case "List": return try await list(call, peer: peer)
             case "Watch": return try await watch(call, context: context)
             default: throw VarlinkError.methodNotFound(call.method)
             }
@@ -60,6 +61,17 @@ final class SessionService: VarlinkInterface {
         try access.require(peer, operation, service: key.service, interface: name)
         activity.touch()
         return key
+    }
+
+    /// The logins whose service the policy lets this caller `session.list`; never their tokens.
+    private func list(_ call: VarlinkCall, peer: PeerCredentials) async throws -> [String: JSONValue] {
+        let service = try Parameters(call).optionalName("service")
+        try access.require(peer, "session.list", service: service, interface: name)
+        activity.touch()
+        let entries = try await sessions.list(service: service).filter {
+            access.allows(peer, "session.list", service: $0.service)
+        }
+        return SessionWireFormat.encode(entries)
     }
 
     private func save(_ call: VarlinkCall, peer: PeerCredentials) async throws -> [String: JSONValue] {
@@ -93,8 +105,9 @@ final class SessionService: VarlinkInterface {
         try await context.reply(["event": watching])
         for await event in events {
             if context.isConnectionClosed { break }
-            if let service, event.key.service != service { continue }
-            if let account, event.key.account != account { continue }
+            // Names compare by bytes, as everywhere (see ItemKey).
+            if let service, !event.key.service.utf8.elementsEqual(service.utf8) { continue }
+            if let account, !event.key.account.utf8.elementsEqual(account.utf8) { continue }
             guard access.allows(peer, "session.watch", service: event.key.service) else { continue }
             try await context.reply(["event": SessionWireFormat.encode(event)])
         }

@@ -6,6 +6,7 @@ import VaultCore
 import VaultCrypto
 import VaultPolicy
 import VaultProtocol
+import VaultSession
 
 /// The daemon's `org.sortedvault.vault` interface: one dispatch point that checks the caller against
 /// the access policy, validates every parameter, and answers with the interface's own errors.
@@ -22,10 +23,11 @@ final class VaultService: VarlinkInterface {
     private let settings: DaemonSettings
     private let logger: Logger
     private let onUnlock: @Sendable () -> Void
+    private let unlockWithoutPassphrase: NonInteractiveUnlock
 
     /// - Parameter onUnlock: runs after every successful unlock (the session manager resumes its work).
     init(vault: EncryptedVault, items: (any TokenStore)? = nil, access: AccessControl, throttle: UnlockThrottle, activity: ActivityClock,
-         settings: DaemonSettings, logger: Logger, onUnlock: @escaping @Sendable () -> Void = {}) {
+         settings: DaemonSettings, keyFilePath: String, logger: Logger, onUnlock: @escaping @Sendable () -> Void = {}) {
         self.vault = vault
         self.items = items ?? vault
         self.access = access
@@ -34,6 +36,7 @@ final class VaultService: VarlinkInterface {
         self.settings = settings
         self.logger = logger
         self.onUnlock = onUnlock
+        unlockWithoutPassphrase = NonInteractiveUnlock(vault: vault, keyFilePath: keyFilePath)
     }
 
     /// The key of an item call; sortedvault's own records (logins) are not items a client may touch.
@@ -109,31 +112,82 @@ final class VaultService: VarlinkInterface {
 
     private func status(peer: PeerCredentials) async throws -> [String: JSONValue] {
         try access.require(peer, "status", service: nil)
-        return [
+        var reply: [String: JSONValue] = [
             "locked": .bool(await vault.isLocked),
             "keySources": .array(try await vault.keySourceKinds().map { .string($0) }),
-            "items": .int(Int64(try await vault.itemCount())),
             "version": .string(SortedVaultVersion.current),
             "autoLockMinutes": .int(Int64(settings.autoLockMinutes)),
         ]
+        if let counts = try await recordCounts(peer: peer) {
+            reply["items"] = .int(Int64(counts.items))
+            reply["logins"] = .int(Int64(counts.logins))
+            reply["queuedRevocations"] = .int(Int64(counts.queuedRevocations))
+        } else {
+            reply["items"] = .int(Int64(try await vault.itemCount()))
+        }
+        return reply
     }
 
+    /// What `List` would show this caller from the vault file, and sortedvault's own records apart;
+    /// nil while locked (sealed names cannot be told apart).
+    private func recordCounts(peer: PeerCredentials) async throws -> (items: Int, logins: Int, queuedRevocations: Int)? {
+        let own: [ItemMetadata]
+        do {
+            own = try await vault.list(service: nil)
+        } catch let error as VaultError where error.code == .locked {
+            return nil
+        }
+        // Items in the desktop keyring (backend = "secret-service") are not counted: the keyring may hang.
+        return (own.filter { !$0.key.isReserved && access.allows(peer, "list", service: $0.service) }.count,
+                own.filter { $0.service.hasPrefix(SessionItems.sessionPrefix) }.count,
+                own.filter { $0.service == SessionItems.revocationService }.count)
+    }
+
+    /// With a passphrase: one throttled attempt of this peer. Without: the vault's key file or
+    /// keyring key, read afresh (after a `lock` or an auto-lock), unthrottled — nothing is guessed.
     private func unlock(_ call: VarlinkCall, peer: PeerCredentials) async throws -> [String: JSONValue] {
         try access.require(peer, "unlock", service: nil)
+        guard let value = call.parameters["passphrase"], value != .null else {
+            if await vault.isLocked {
+                let kind: String
+                do {
+                    kind = try await unlockWithoutPassphrase.unlock()
+                } catch let error as VaultError where error.code == .invalidArgument {
+                    throw VarlinkError(name: name + ".InvalidParameter", parameters: ["parameter": "passphrase", "reason": .string(error.reason)])
+                }
+                logger.info("vault unlocked", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)", "source": "\(kind)"])
+                onUnlock()
+            }
+            activity.touch()
+            return [:]
+        }
         let passphrase = try Parameters(call).secretText("passphrase")
-        if let wait = throttle.waitBeforeNextAttempt() {
-            throw VarlinkError(name: VaultWireError.tooManyAttempts, parameters: ["retryAfterSeconds": .double(wait)])
+        try await throttled(peer) {
+            try await vault.unlock(.passphrase(passphrase))
+        }
+        activity.touch()
+        logger.info("vault unlocked", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+        onUnlock()
+        return [:]
+    }
+
+    /// Runs one passphrase check as a reserved attempt of `peer`: refused with `TooManyAttempts`
+    /// while the peer must wait or has another attempt in flight, so parallel calls cannot all
+    /// reach the (one-at-a-time) key derivation.
+    private func throttled(_ peer: PeerCredentials, _ check: () async throws -> Void) async throws {
+        let who = UnlockThrottle.Peer(uid: peer.uid, pid: peer.pid)
+        guard let attempt = throttle.reserve(for: who) else {
+            throw VarlinkError(name: VaultWireError.tooManyAttempts, parameters: ["retryAfterSeconds": .double(throttle.retryAfter(for: who))])
         }
         do {
-            try await vault.unlock(.passphrase(passphrase))
-            throttle.recordSuccess()
-            activity.touch()
-            logger.info("vault unlocked", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
-            onUnlock()
-            return [:]
+            try await check()
+            throttle.settle(attempt, succeeded: true)
         } catch let error as VaultError where error.code == .wrongPassphrase {
-            throttle.recordFailure()
+            throttle.settle(attempt, succeeded: false)
             logger.warning("failed unlock", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+            throw error
+        } catch {
+            throttle.release(attempt)
             throw error
         }
     }
@@ -151,15 +205,8 @@ final class VaultService: VarlinkInterface {
         let old = try parameters.secretText("old")
         let new = try parameters.secretText("new")
         guard new.count > 0 else { throw VaultError.invalidArgument("the new passphrase must not be empty") }
-        if let wait = throttle.waitBeforeNextAttempt() {
-            throw VarlinkError(name: VaultWireError.tooManyAttempts, parameters: ["retryAfterSeconds": .double(wait)])
-        }
-        do {
+        try await throttled(peer) {
             try await vault.changePassphrase(from: old, to: new)
-            throttle.recordSuccess()
-        } catch let error as VaultError where error.code == .wrongPassphrase {
-            throttle.recordFailure()
-            throw error
         }
         logger.info("passphrase changed", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
         return [:]

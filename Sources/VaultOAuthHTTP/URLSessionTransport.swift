@@ -7,8 +7,14 @@ import FoundationNetworking
 #endif
 
 /// The real ``OAuthTransport``: Foundation's URLSession (libcurl on Linux), ephemeral — no cookies,
-/// no cache, no credential store — with a bounded time per request and a bounded answer size, and
-/// redirects refused so tokens and client credentials go only to the configured endpoint.
+/// no cache, no credential store — with a wall-clock deadline per request and a bounded answer
+/// size, and redirects refused so tokens and client credentials go only to the configured endpoint.
+///
+/// The deadline is total, from the request's start to its last byte: URLSession's own timeouts
+/// count only the time between bytes (on Linux the resource timeout is not enforced either), so a
+/// provider sending one byte every 2 s would otherwise hold a refresh open without end. When the
+/// deadline passes, the request is cancelled and fails as "did not answer". Cancelling the calling
+/// Swift task cancels the request too.
 ///
 /// ```swift
 /// let sessions = SessionManager(store: vault, transport: URLSessionTransport(), clock: SystemClock())
@@ -19,6 +25,7 @@ import FoundationNetworking
 public final class URLSessionTransport: NSObject, OAuthTransport, URLSessionDataDelegate, @unchecked Sendable {
     // Invariant: `made` and `tasks` are touched only under `lock`.
     private let timeout: TimeInterval
+    private let sleep: @Sendable (Duration) async throws -> Void
     private let lock = NSLock()
     private var made: URLSession?
     private var tasks: [Int: Pending] = [:]
@@ -28,13 +35,23 @@ public final class URLSessionTransport: NSObject, OAuthTransport, URLSessionData
         var status = 0
         var body = Data()
         var tooLarge = false
+        var timedOut = false
+        var watchdog: Task<Void, Never>?
         init(_ continuation: CheckedContinuation<OAuthHTTPResponse, any Error>) { self.continuation = continuation }
     }
 
-    /// - Parameter timeout: the most one request may take, connection included.
-    public init(timeout: TimeInterval = 15) {
+    /// - Parameters:
+    ///   - timeout: the most one request may take in all, connection included, in seconds.
+    ///   - clock: what measures it; tests may pass their own `Clock` (the deadline is a real wait).
+    public init<C: Clock>(timeout: TimeInterval = 15, clock: C) where C.Duration == Duration {
         self.timeout = timeout
+        self.sleep = { try await clock.sleep(for: $0) }
         super.init()
+    }
+
+    /// A transport whose deadline runs on `ContinuousClock`.
+    public convenience init(timeout: TimeInterval = 15) {
+        self.init(timeout: timeout, clock: ContinuousClock())
     }
 
     deinit {
@@ -70,11 +87,30 @@ public final class URLSessionTransport: NSObject, OAuthTransport, URLSessionData
         var body = request.body.withUnsafeBytes { Data($0) }
         defer { body.resetBytes(in: 0..<body.count) }
         urlRequest.httpBody = body
-        return try await withCheckedThrowingContinuation { continuation in
-            let task = self.session.dataTask(with: urlRequest)
-            lock.withLock { tasks[task.taskIdentifier] = Pending(continuation) }
-            task.resume()
+        let task = session.dataTask(with: urlRequest)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let pending = Pending(continuation)
+                pending.watchdog = Task { [sleep, timeout, weak self] in
+                    guard (try? await sleep(.milliseconds(Int64(timeout * 1000)))) != nil else { return }
+                    self?.expire(task)
+                }
+                lock.withLock { tasks[task.taskIdentifier] = pending }
+                task.resume()
+            }
+        } onCancel: {
+            task.cancel()
         }
+    }
+
+    /// The deadline passed: mark the request and cancel it (its completion reports the timeout).
+    private func expire(_ task: URLSessionTask) {
+        let running = lock.withLock { () -> Bool in
+            guard let pending = tasks[task.taskIdentifier] else { return false }
+            pending.timedOut = true
+            return true
+        }
+        if running { task.cancel() }
     }
 
     // MARK: URLSessionDataDelegate
@@ -106,7 +142,11 @@ public final class URLSessionTransport: NSObject, OAuthTransport, URLSessionData
     public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let pending = lock.withLock({ tasks.removeValue(forKey: task.taskIdentifier) }) else { return }
         defer { pending.body.resetBytes(in: 0..<pending.body.count) }
-        if pending.tooLarge {
+        pending.watchdog?.cancel()
+        if pending.timedOut {
+            pending.continuation.resume(throwing: OAuthTransportError(
+                "\(task.originalRequest?.url?.host ?? "the provider") did not answer within \(Int(timeout)) s"))
+        } else if pending.tooLarge {
             pending.continuation.resume(throwing: OAuthTransportError(
                 "the answer from \(task.originalRequest?.url?.host ?? "the provider") was larger than \(OAuthHTTPResponse.maximumBodyBytes) bytes"))
         } else if let error {

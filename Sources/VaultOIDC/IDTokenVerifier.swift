@@ -47,12 +47,14 @@ public struct IDTokenVerifier: Sendable {
             let accepted = algorithms.map(\.rawValue).sorted().joined(separator: " or ")
             throw OIDCError(.unsupportedAlgorithm, "the id token is signed with \(Self.quoted(jws.algorithmName)); only \(accepted.isEmpty ? "RS256 or ES256 (none announced by the provider)" : accepted) is accepted: configure the provider to sign id tokens with RS256")
         }
-        guard let key = keys.key(for: jws.keyID) else {
+        let candidates = keys.candidates(for: jws.keyID)
+        guard let named = candidates.first else {
             let which = jws.keyID.map { "key \(Self.quoted($0))" } ?? "no key id, and the provider publishes \(keys.keys.count) keys"
             throw OIDCError(.unknownKey, "the id token names \(which), which is not in the provider's key set of \(issuer.absoluteString): sign in again; if it persists, the token is not from this provider")
         }
-        guard key.signingAlgorithm == algorithm, key.algorithm == nil || key.algorithm == algorithm.rawValue else {
-            throw OIDCError(.unsupportedAlgorithm, "the id token says \(algorithm.rawValue) but its key is for \(key.signingAlgorithm.rawValue): the token is not from this provider; sign in again")
+        // The key's type (and its own `alg`, if any) must fit the token's `alg`: never RS256 with an EC key.
+        guard let key = candidates.first(where: { $0.signingAlgorithm == algorithm && ($0.algorithm ?? algorithm.rawValue) == algorithm.rawValue }) else {
+            throw OIDCError(.unsupportedAlgorithm, "the id token says \(algorithm.rawValue) but its key is for \(named.signingAlgorithm.rawValue): the token is not from this provider; sign in again")
         }
         guard key.isValidSignature(jws.signature, over: jws.signingInput, algorithm: algorithm) else {
             throw OIDCError(.badSignature, "the id token's signature does not verify with the key of \(issuer.absoluteString): it is damaged or forged; sign in again")

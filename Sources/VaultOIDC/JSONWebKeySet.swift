@@ -39,8 +39,14 @@ public struct JSONWebKeySet: Sendable {
 
     /// The key for a token whose header names `keyID`; without a key id, the only key of the set.
     public func key(for keyID: String?) -> JSONWebKey? {
-        guard let keyID else { return keys.count == 1 ? keys[0] : nil }
-        return keys.first { $0.keyID.map { Array($0.utf8) == Array(keyID.utf8) } ?? false }
+        candidates(for: keyID).first
+    }
+
+    /// Every key with that id (a provider may publish an RSA and an EC key under one id); without a
+    /// key id, the only key of the set.
+    func candidates(for keyID: String?) -> [JSONWebKey] {
+        guard let keyID else { return keys.count == 1 ? keys : [] }
+        return keys.filter { $0.keyID.map { Array($0.utf8) == Array(keyID.utf8) } ?? false }
     }
 
     /// One key, or nil for a key this verifier does not use.

@@ -7,8 +7,12 @@
 ///
 /// `*` matches any run of characters, including none and including `/` and `.`; `?` matches exactly
 /// one; everything else matches itself. There are no character classes and no escapes, so a
-/// pattern means the same whoever reads it. Comparison is by Unicode scalar: "é" precomposed and
-/// "e" + combining accent are different names, as they are to the kernel and to the vault.
+/// pattern means the same whoever reads it. Comparison is by Unicode scalar, never by `String`
+/// (canonical) equality: "é" precomposed and "e" + combining accent are different names, as they
+/// are to the kernel and to the vault. Service names reach the policy only as ``VaultCore``'s
+/// `ItemKey` admits them — in NFC — and for NFC text scalar equality is byte equality, so the policy,
+/// the stores and the session manager decide on the same bytes. A pattern that is not itself NFC
+/// (KELVIN SIGN "\u{212A}" for "K") therefore matches no name at all: it fails closed.
 public struct Glob: Sendable, Hashable, CustomStringConvertible {
     /// The pattern as written in the policy file.
     public let pattern: String

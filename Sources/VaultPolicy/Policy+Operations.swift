@@ -7,7 +7,7 @@ extension Policy {
     public static let knownOperations: [String] = [
         "store", "retrieve", "delete", "list", "status", "lock", "unlock", "change-passphrase",
         "session.save", "session.autologin", "session.refresh", "session.logout",
-        "session.status", "session.watch",
+        "session.status", "session.watch", "session.list",
     ]
 
     /// True when `pattern` may appear in `operations`: a known name, "*", or a prefix glob such as

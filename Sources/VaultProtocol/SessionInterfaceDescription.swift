@@ -10,9 +10,11 @@ public enum SessionInterfaceDescription {
 # many callers ask at once) or says why the user must sign in again. Every call
 # is checked against the daemon's access policy (operations session.save,
 # session.autologin, session.refresh, session.logout, session.status,
-# session.watch) for the caller's kernel-reported identity. Tokens and the
-# client secret are stored encrypted, never logged, and never returned by
-# Status. Times are seconds since 1970-01-01 UTC.
+# session.watch, session.list) for the caller's kernel-reported identity.
+# Tokens and the client secret are stored encrypted, never logged, and never
+# returned by Status or List. Times are seconds since 1970-01-01 UTC. Service
+# and account names must be in Unicode NFC (InvalidParameter otherwise) and
+# are compared byte for byte.
 interface org.sortedvault.session
 
 # Where and how the login is refreshed and revoked. kind: "oauth2" (the
@@ -72,6 +74,18 @@ type SessionState (
   retryNotBefore: ?float
 )
 
+# One login as List shows it: whose it is and its state, never tokens.
+type Login (
+  service: string,
+  account: string,
+  userId: ?string,
+  state: string,
+  accessTokenExpiresAt: float,
+  refreshTokenExpiresAt: ?float,
+  absoluteExpiresAt: ?float,
+  hasRefreshToken: bool
+)
+
 # kind: "saved", "refreshed", "expired", "reauthRequired" or "loggedOut"; the
 # first reply of Watch has kind "watching" and empty names.
 type Event (kind: string, service: string, account: string, at: float)
@@ -95,8 +109,11 @@ method Save(
 # The start-up check. outcome: "valid" (no network call was made), "refreshed"
 # (the new tokens were stored before this reply), "reauthRequired" (reason says
 # why; the login is wiped where it can never work again) or "offline" (the
-# provider is unreachable: nothing was deleted; grant is set only while the
-# cached access token is still valid).
+# provider is unreachable or did not answer in time: nothing was deleted;
+# grant is set only while the cached access token is still valid). A caller is
+# never held back by earlier failures beyond a floor of one second: each
+# AutoLogin that needs a refresh asks the provider (concurrent callers share one
+# request).
 method AutoLogin(service: string, account: string) -> (
   outcome: string,
   grant: ?Grant,
@@ -115,7 +132,8 @@ method Refresh(service: string, account: string) -> (
 # session (supabase); offline, that is queued and retried. Firebase gives
 # clients no way to revoke: the login is wiped here only and
 # providerCannotRevoke is true. Idempotent: wasLoggedIn is false when there was
-# nothing to wipe.
+# nothing to wipe. It never waits for a refresh under way: that refresh's
+# answer is discarded and any tokens it brings are revoked, never stored.
 method Logout(service: string, account: string) -> (
   wasLoggedIn: bool,
   revoked: bool,
@@ -125,6 +143,11 @@ method Logout(service: string, account: string) -> (
 
 # The login's state. Never returns tokens or the client secret.
 method Status(service: string, account: string) -> (session: SessionState)
+
+# The stored logins the caller may see (policy operation session.list, matched
+# against each login's service), of one service when given, sorted by service
+# and account.
+method List(service: ?string) -> (logins: []Login)
 
 # Streams events about the logins the caller may watch (call with more: true),
 # of one service or one account when given.

@@ -40,18 +40,29 @@ method Delete(service: string, account: string) -> ()
 # Metadata of the items the caller may list, optionally of one service only.
 method List(service: ?string) -> (items: []Item)
 
-# The daemon's state. Never returns secrets.
+# The daemon's state. Never returns secrets. `items` counts the items of the
+# vault file the caller may list; sortedvault's own records are counted apart:
+# stored logins (org.sortedvault.session) and revocations queued for a provider.
+# While the vault is locked their names are sealed, so `items` counts every
+# stored record and `logins` and `queuedRevocations` are null. Items kept in the
+# desktop keyring (backend = "secret-service") are not counted: use List.
 method Status() -> (
   locked: bool,
   keySources: []string,
   items: int,
+  logins: ?int,
+  queuedRevocations: ?int,
   version: string,
   autoLockMinutes: int
 )
 
-# Unlocks a passphrase-protected vault. Key derivation runs off the serving
-# path: other clients keep being served meanwhile.
-method Unlock(passphrase: string) -> ()
+# Unlocks the vault. Without a passphrase the daemon asks the vault's
+# non-interactive key sources again — it re-reads the key file, asks the desktop
+# keyring — as after a Lock or an auto-lock; Locked says why none did. With a
+# passphrase: one attempt, throttled per calling process (TooManyAttempts while
+# it must wait or has another attempt in flight). Key derivation runs one at a
+# time, off the serving path: other clients keep being served meanwhile.
+method Unlock(passphrase: ?string) -> ()
 
 # Forgets the keys; item calls then fail with Locked until Unlock.
 method Lock() -> ()

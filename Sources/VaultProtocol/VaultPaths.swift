@@ -6,20 +6,26 @@ import Foundation
 /// - vault: `$XDG_DATA_HOME/sortedvault/vault.db` (default `~/.local/share`)
 /// - key file: `$XDG_CONFIG_HOME/sortedvault/vault.key` (default `~/.config`)
 /// - policy and settings: `$XDG_CONFIG_HOME/sortedvault/policy/` when it exists, else built-in defaults
+/// - access log: `$XDG_STATE_HOME/sortedvault/access.log` (default `~/.local/state`), unless the
+///   daemon runs under systemd (then the journal)
 public struct VaultPaths: Sendable, Equatable {
     public var socket: String
     public var dataDirectory: String
     public var keyFile: String
     public var policyDirectory: String?
+    public var stateDirectory: String
 
     public var database: String { dataDirectory + "/vault.db" }
     public var socketDirectory: String { (socket as NSString).deletingLastPathComponent }
+    /// The daemon's decision log (who asked for what, allowed or denied, by which rule).
+    public var accessLog: String { stateDirectory + "/access.log" }
 
-    public init(socket: String, dataDirectory: String, keyFile: String, policyDirectory: String?) {
+    public init(socket: String, dataDirectory: String, keyFile: String, policyDirectory: String?, stateDirectory: String) {
         self.socket = socket
         self.dataDirectory = dataDirectory
         self.keyFile = keyFile
         self.policyDirectory = policyDirectory
+        self.stateDirectory = stateDirectory
     }
 
     /// The default paths for this user, from the environment (never secrets: only locations).
@@ -30,12 +36,14 @@ public struct VaultPaths: Sendable, Equatable {
         }
         let data = environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.local/share"
         let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.config"
+        let state = environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.local/state"
         let policy = config + "/sortedvault/policy"
         return VaultPaths(
             socket: runtime + "/sortedvault/socket",
             dataDirectory: data + "/sortedvault",
             keyFile: config + "/sortedvault/vault.key",
-            policyDirectory: FileManager.default.fileExists(atPath: policy) ? policy : nil)
+            policyDirectory: FileManager.default.fileExists(atPath: policy) ? policy : nil,
+            stateDirectory: state + "/sortedvault")
     }
 }
 

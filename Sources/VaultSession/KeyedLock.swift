@@ -1,8 +1,11 @@
 import VaultCore
 
 /// One holder per key at a time, waiters served in arrival order. Lives inside ``SessionManager``
-/// (actor-isolated state): every change to one login — save, refresh, logout — runs under its key,
-/// so a refresh never overwrites a newer sign-in and a logout never races a rotation.
+/// (actor-isolated state): every change to one login's stored record — save, the read and the
+/// write of a refresh, logout — runs under its key. The key is never held across the network: a
+/// refresh re-reads the login under the key before applying the provider's answer, so it never
+/// overwrites a newer sign-in or brings back a logged-out login, and a logout never waits for a
+/// slow provider.
 struct KeyedWaitQueue {
     private var held: Set<ItemKey> = []
     private var waiters: [ItemKey: [CheckedContinuation<Void, Never>]] = [:]

@@ -50,7 +50,7 @@ struct QueuedRevocation: Sendable {
             throw SealedFieldsReader.damaged("queued revocation")
         }
         self.id = id
-        login = try ItemKey(service: service, account: account)
+        login = try ItemKey(storedService: service, account: account)
         self.loginID = loginID
         self.accessToken = accessToken
         refreshToken = reader.secret(SessionField.refreshToken)

@@ -22,8 +22,16 @@ public struct RetryPolicy: Sendable, Equatable {
     }
 }
 
-/// Consecutive transient failures of one login, and when it may be tried again.
+/// Consecutive transient failures of one login (or queued revocation), when the background work
+/// may try again, and when the last attempt was made (for a client's floor).
 struct RetryState: Sendable {
     var failures: Int
     var notBefore: Date
+    var lastAttemptAt: Date
+
+    init(failures: Int, notBefore: Date, lastAttemptAt: Date? = nil) {
+        self.failures = failures
+        self.notBefore = notBefore
+        self.lastAttemptAt = lastAttemptAt ?? notBefore
+    }
 }

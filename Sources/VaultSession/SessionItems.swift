@@ -4,9 +4,9 @@ import VaultCore
 /// Where logins live in the `TokenStore`: one item per login, in a service namespace that the
 /// vault's item API refuses to clients (``ItemKey/reservedServicePrefix``), so the raw record —
 /// refresh token and client secret included — is reachable only through the session API.
-enum SessionItems {
-    static let sessionPrefix = ItemKey.reservedServicePrefix + "session/"
-    static let revocationService = ItemKey.reservedServicePrefix + "revocation"
+public enum SessionItems {
+    public static let sessionPrefix = ItemKey.reservedServicePrefix + "session/"
+    public static let revocationService = ItemKey.reservedServicePrefix + "revocation"
 
     /// The item that holds the login of `key`.
     static func item(for key: ItemKey) throws -> ItemKey {
@@ -18,8 +18,10 @@ enum SessionItems {
     }
 
     /// The login key of a session item, or nil for any other item.
+    /// By bytes, as every name comparison: the prefix is ASCII, so what follows it is whole UTF-8.
     static func login(of item: ItemKey) -> ItemKey? {
-        guard item.service.hasPrefix(sessionPrefix) else { return nil }
-        return try? ItemKey(service: String(item.service.dropFirst(sessionPrefix.count)), account: item.account)
+        guard item.service.utf8.starts(with: sessionPrefix.utf8) else { return nil }
+        let service = String(decoding: item.service.utf8.dropFirst(sessionPrefix.utf8.count), as: UTF8.self)
+        return try? ItemKey(storedService: service, account: item.account)
     }
 }

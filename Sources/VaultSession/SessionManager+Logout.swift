@@ -10,20 +10,16 @@ extension SessionManager {
     /// revocation is journalled (sealed) before the login is wiped, so a crash in the middle is
     /// finished by ``resume()``; when the provider cannot be reached the login is still wiped at
     /// once and the revocation stays queued until it goes through.
+    ///
+    /// It never waits for the provider while holding the login: a refresh under way is left to
+    /// find the login gone, and whatever tokens it brings back are revoked, never stored.
     public func logout(_ key: ItemKey) async throws -> LogoutResult {
         let (queued, wasLoggedIn, kind) = try await withKeyLock(key) { () -> (QueuedRevocation?, Bool, ProviderKind?) in
             guard let session = try await storedSession(key) else {
                 forget(key)
                 return (nil, false, nil)
             }
-            var queued: QueuedRevocation?
-            if session.provider.revocationEndpoint != nil {
-                let revocation = QueuedRevocation(for: session, login: key, at: clock.now)
-                try await store.store(revocation.sealedRecord(), for: try revocation.item, options: try revocationOptions(for: session))
-                // Not due for the background work: this logout sends it right after the wipe.
-                queuedRevocations[revocation.id] = RetryState(failures: 0, notBefore: clock.now.addingTimeInterval(60))
-                queued = revocation
-            }
+            let queued = try await journalRevocation(of: session, for: key)
             try await wipe(key, event: .loggedOut)
             return (queued, true, session.provider.kind)
         }
@@ -33,6 +29,17 @@ extension SessionManager {
         }
         let revoked = try await revoke(queued)
         return LogoutResult(wasLoggedIn: wasLoggedIn, revoked: revoked, revocationQueued: !revoked && queuedRevocations[queued.id] != nil)
+    }
+
+    /// Writes the sealed record of the revocation of `session`'s tokens, when its provider has a
+    /// revocation endpoint. Not due for the background work for a minute: the caller sends it
+    /// right away, once it no longer holds the login's lock.
+    func journalRevocation(of session: LoginSession, for key: ItemKey) async throws -> QueuedRevocation? {
+        guard session.provider.revocationEndpoint != nil else { return nil }
+        let revocation = QueuedRevocation(for: session, login: key, at: clock.now)
+        try await store.store(revocation.sealedRecord(), for: try revocation.item, options: try revocationOptions(for: session))
+        queuedRevocations[revocation.id] = RetryState(failures: 0, notBefore: clock.now.addingTimeInterval(60))
+        return revocation
     }
 
     /// A queued revocation lives until the provider confirms it, or until it no longer matters

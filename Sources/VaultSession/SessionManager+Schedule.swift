@@ -7,7 +7,7 @@ extension SessionManager {
     /// schedules proactive refreshes.
     public func resume() async throws {
         let items = try await store.list(service: nil)
-        for item in items where item.service == SessionItems.revocationService {
+        for item in items where item.service.utf8.elementsEqual(SessionItems.revocationService.utf8) {
             let stored = try await store.retrieve(item.key)
             guard let revocation = try? QueuedRevocation(id: item.account, sealedRecord: stored.secret) else { continue }
             if queuedRevocations[revocation.id] == nil {
@@ -55,7 +55,7 @@ extension SessionManager {
             let refreshDue = entry.refreshAt.map { now >= max($0, retries[key]?.notBefore ?? $0) } ?? false
             guard ended || refreshDue else { continue }
             do {
-                let result = try await sharedFlight(key, force: false, validFor: lead)
+                let result = try await sharedFlight(key, asker: .background, validFor: lead)
                 logger.debug("proactive session work", metadata: ["service": "\(key.service)", "outcome": "\(result.outcome)"])
             } catch let error as VaultError where error.code == .locked {
                 return
@@ -64,7 +64,7 @@ extension SessionManager {
                 // Do not spin on a login that keeps failing for a non-transient reason.
                 let failures = (retries[key]?.failures ?? 0) + 1
                 retries[key] = RetryState(failures: failures, notBefore: now.addingTimeInterval(
-                    configuration.retry.delay(afterFailures: failures, random: random())))
+                    configuration.retry.delay(afterFailures: failures, random: random())), lastAttemptAt: now)
             }
         }
         for (id, state) in queuedRevocations where state.notBefore <= now {

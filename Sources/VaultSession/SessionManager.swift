@@ -16,7 +16,10 @@ import VaultCrypto
 /// The rules it keeps:
 /// - New tokens are stored durably before any caller is answered, so a rotated refresh token is never lost.
 /// - Only `invalid_grant` (after re-reading the store) or the end of a login's lifetime deletes a
-///   login; a network failure or a 5xx deletes nothing and holds further attempts back with jitter.
+///   login; a network failure or a 5xx deletes nothing and holds the background work back with
+///   jitter. A client asking is never held back beyond ``Configuration/clientRetryFloor``.
+/// - No lock is held across the network (see `SessionManager+Refresh.swift`): a logout wipes at
+///   once, and a refresh that answers after it is discarded.
 /// - "Now" comes from the injected clock; nothing here sleeps. The daemon drives proactive refresh
 ///   by calling ``runDueWork()`` at ``nextWakeUp()``.
 ///
@@ -29,8 +32,13 @@ public actor SessionManager {
         public var refreshAhead: TimeInterval
         /// …minus a random part of up to this long, so logins do not refresh in step.
         public var refreshJitter: TimeInterval
-        /// Hold-back after transient provider failures.
+        /// Hold-back of the background work (proactive refresh, queued revocations) after transient
+        /// provider failures.
         public var retry: RetryPolicy
+        /// The least time between two refresh attempts a client's AutoLogin makes after a failure:
+        /// a client asking is otherwise never held back (a laptop back online is refreshed at once),
+        /// and a burst of callers cannot hammer a failing provider.
+        public var clientRetryFloor: TimeInterval
         /// A revocation that cannot reach the provider is retried for at most this long.
         public var revocationQueueLifetime: TimeInterval
         /// Whether ``runDueWork()`` refreshes logins ahead of time; when false, only callers refresh.
@@ -38,7 +46,8 @@ public actor SessionManager {
 
         public init(minValid: TimeInterval = 60, refreshAhead: TimeInterval = 60, refreshJitter: TimeInterval = 30,
                     retry: RetryPolicy = RetryPolicy(), revocationQueueLifetime: TimeInterval = 30 * 86400,
-                    proactiveRefresh: Bool = true) {
+                    proactiveRefresh: Bool = true, clientRetryFloor: TimeInterval = 1) {
+            self.clientRetryFloor = clientRetryFloor
             self.proactiveRefresh = proactiveRefresh
             self.minValid = minValid
             self.refreshAhead = refreshAhead
@@ -63,7 +72,8 @@ public actor SessionManager {
     let logger: Logger
 
     var keyLocks = KeyedWaitQueue()
-    var flights: [ItemKey: Task<Result<AutoLoginResult, any Error>, Never>] = [:]
+    var flights: [ItemKey: Flight] = [:]
+    var nextFlightID: UInt64 = 0
     var retries: [ItemKey: RetryState] = [:]
     var tracked: [ItemKey: Tracked] = [:]
     /// Refreshed sessions whose store write failed: written before anything else touches the login.
@@ -125,114 +135,13 @@ public actor SessionManager {
            session.endReason(at: clock.now) == nil, session.accessTokenIsValid(at: clock.now, forAtLeast: minValid) {
             return .valid(AccessGrant(session))
         }
-        return try await sharedFlight(key, force: false, validFor: minValid)
+        return try await sharedFlight(key, asker: .client, validFor: minValid)
     }
 
     /// Refreshes now, whatever the access token's expiry (still one request for concurrent callers),
     /// and ignores the hold-back after transient failures.
     public func refresh(_ key: ItemKey) async throws -> AutoLoginResult {
-        try await sharedFlight(key, force: true, validFor: configuration.minValid)
-    }
-
-    /// Joins the refresh already under way for `key`, or starts one.
-    func sharedFlight(_ key: ItemKey, force: Bool, validFor: TimeInterval) async throws -> AutoLoginResult {
-        if let running = flights[key] {
-            return try await running.value.get()
-        }
-        let flight = Task { () -> Result<AutoLoginResult, any Error> in
-            let result: Result<AutoLoginResult, any Error>
-            do {
-                result = .success(try await self.refreshUnderLock(key, force: force, validFor: validFor))
-            } catch {
-                result = .failure(error)
-            }
-            self.endFlight(key)
-            return result
-        }
-        flights[key] = flight
-        return try await flight.value.get()
-    }
-
-    private func endFlight(_ key: ItemKey) {
-        flights[key] = nil
-    }
-
-    /// The one place a refresh request is made. Runs under the login's key lock.
-    func refreshUnderLock(_ key: ItemKey, force: Bool, validFor: TimeInterval) async throws -> AutoLoginResult {
-        try await withKeyLock(key) {
-            guard var session = try await storedSession(key) else {
-                if let known = tracked[key], let endsAt = known.endsAt, clock.now >= endsAt {
-                    // The store already purged it at its expiry: tell the watchers why it is gone.
-                    forget(key)
-                    publish(.expired, key)
-                    return .reauthRequired(known.endReason)
-                }
-                forget(key)
-                return .reauthRequired(.noSession)
-            }
-            if let reason = session.endReason(at: clock.now) {
-                try await wipe(key, event: .expired)
-                return .reauthRequired(reason)
-            }
-            track(session, for: key)
-            if !force && session.accessTokenIsValid(at: clock.now, forAtLeast: validFor) {
-                return .valid(AccessGrant(session))
-            }
-            guard session.refreshToken != nil else { return .reauthRequired(.noRefreshToken) }
-            if !force, let retry = retries[key], retry.notBefore > clock.now {
-                return .offline(validGrant(session), reason: "the provider failed recently; the next attempt is held back until \(retry.notBefore)")
-            }
-            var rereadAfterInvalidGrant = false
-            while true {
-                let usedToken = session.refreshToken!
-                switch await verified(await oauth.refresh(session, refreshToken: usedToken), for: session) {
-                case .tokens(let response):
-                    let next = session.refreshed(with: response, at: clock.now)
-                    do {
-                        try await commit(next, for: key)
-                    } catch {
-                        // The provider may have rotated the refresh token: keep the new one in
-                        // memory and write it before anything else touches this login.
-                        uncommitted[key] = next
-                        logger.error("refreshed tokens could not be stored; kept in memory until they can be",
-                                     metadata: ["error": "\(error)"])
-                        throw error
-                    }
-                    retries[key] = nil
-                    track(next, for: key)
-                    publish(.refreshed, key)
-                    return .refreshed(AccessGrant(next))
-                case .invalidGrant:
-                    // Another refresh may have won (a new sign-in, another process): re-read before wiping.
-                    if !rereadAfterInvalidGrant, let stored = try await storedSession(key),
-                       stored.loginID != session.loginID || !(stored.refreshToken.map { $0 == usedToken } ?? false) {
-                        rereadAfterInvalidGrant = true
-                        track(stored, for: key)
-                        if stored.accessTokenIsValid(at: clock.now, forAtLeast: validFor) { return .valid(AccessGrant(stored)) }
-                        guard stored.refreshToken != nil else { return .reauthRequired(.noRefreshToken) }
-                        session = stored
-                        continue
-                    }
-                    try await wipe(key, event: .reauthRequired)
-                    return .reauthRequired(.refreshRejected)
-                case .transient(let reason):
-                    let failures = (retries[key]?.failures ?? 0) + 1
-                    let delay = configuration.retry.delay(afterFailures: failures, random: random())
-                    retries[key] = RetryState(failures: failures, notBefore: clock.now.addingTimeInterval(delay))
-                    scheduleChanged()
-                    logger.notice("refresh failed; login kept", metadata: ["retryInSeconds": "\(Int(delay))"])
-                    return .offline(validGrant(session), reason: reason)
-                case .rejected(let error, let description):
-                    throw VaultError(.providerRejected,
-                        "the provider refused to refresh this login (\(error)\(description.map { ": \($0)" } ?? "")); check the provider settings saved with it (client id and secret, API key, endpoints), then sign in again")
-                }
-            }
-        }
-    }
-
-    /// The cached grant while its access token is still valid at all.
-    private func validGrant(_ session: LoginSession) -> AccessGrant? {
-        session.accessTokenIsValid(at: clock.now) ? AccessGrant(session) : nil
+        try await sharedFlight(key, asker: .forced, validFor: configuration.minValid)
     }
 
     // MARK: Status
@@ -270,6 +179,9 @@ public actor SessionManager {
     /// Deletes the login's item and tells the watchers.
     func wipe(_ key: ItemKey, event: SessionEvent.Kind) async throws {
         uncommitted[key] = nil
+        // A refresh still out for this login will find it gone and discard its answer; callers
+        // from now on start afresh instead of waiting for it.
+        flights[key] = nil
         do {
             try await store.delete(try SessionItems.item(for: key))
         } catch let error as VaultError where error.code == .notFound {}

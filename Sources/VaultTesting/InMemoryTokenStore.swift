@@ -52,7 +52,7 @@ public actor InMemoryTokenStore: TokenStore, LockableStore {
         try checkUnlocked()
         purgeExpired(clock.now)
         return entries.values.map(\.metadata)
-            .filter { service == nil || $0.service == service }
+            .filter { service == nil || $0.service.utf8.elementsEqual(service!.utf8) }
             .sortedForListing()
     }
 

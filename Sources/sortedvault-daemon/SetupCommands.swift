@@ -112,6 +112,10 @@ struct DaemonCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel: Logger.Level = .info
     @Option(help: .hidden) var unsafeClockFile: String?
+    @Option(help: "How often the daemon checks that its socket still leads to it; it stops when not (seconds).")
+    var socketCheckSeconds: Int = 60
+    @Option(help: "The access log's size cap; past it the file is rotated once, to access.log.1 (bytes).")
+    var accessLogMaxBytes: Int = 1 << 20
 
     func run() async throws {
         let level = logLevel
@@ -122,10 +126,14 @@ struct DaemonCommand: AsyncParsableCommand {
         }
         let logger = Logger(label: "sortedvault.daemon")
         do {
-            var configuration = DaemonConfiguration(paths: try global.paths(), inheritedListener: DaemonConfiguration.systemdListener())
+            guard socketCheckSeconds > 0 else { throw fail("--socket-check-seconds must be at least 1", .usage) }
+            var configuration = DaemonConfiguration(paths: try global.paths(), inheritedListener: DaemonConfiguration.systemdListener(),
+                                                    socketCheckInterval: .seconds(socketCheckSeconds))
+            configuration.accessLogMaxBytes = accessLogMaxBytes
             if let unsafeClockFile {
                 logger.warning("test clock in use: time comes from \(unsafeClockFile)")
                 configuration.clock = FileClock(path: unsafeClockFile)
+                configuration.sleeper = FileSleepClock(file: FileClock(path: unsafeClockFile))
             }
             try await VaultDaemon.Daemon.run(configuration, logger: logger)
         } catch let error as DaemonError {

@@ -21,7 +21,7 @@ struct SessionCommand: AsyncParsableCommand {
             9 (the provider is offline: the cached token is printed only while it is still valid).
             """,
         subcommands: [SessionSave.self, SessionAutoLogin.self, SessionRefresh.self, SessionLogout.self,
-                      SessionStatusCommand.self, SessionWatch.self])
+                      SessionStatusCommand.self, SessionListCommand.self, SessionWatch.self])
 }
 
 /// SERVICE ACCOUNT, shared by the session commands.

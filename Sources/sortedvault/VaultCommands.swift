@@ -20,7 +20,9 @@ struct Status: AsyncParsableCommand {
                 print(String(decoding: try encoder.encode(status), as: UTF8.self))
             } else {
                 print("vault: \(status.locked ? "locked" : "unlocked")")
-                print("items: \(status.items)")
+                print("items: \(status.items)\(status.logins == nil ? " (stored records; the vault is locked)" : "")")
+                if let logins = status.logins { print("logins: \(logins)") }
+                if let queued = status.queuedRevocations { print("queued revocations: \(queued)") }
                 print("key sources: \(status.keySources.joined(separator: ", "))")
                 print("auto-lock: \(status.autoLockMinutes == 0 ? "off" : "after \(status.autoLockMinutes) idle minutes")")
                 print("daemon: sortedvault \(status.version) at \(try global.paths().socket)")
@@ -42,7 +44,13 @@ struct Lock: AsyncParsableCommand {
 }
 
 struct Unlock: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Unlock the vault with its passphrase.")
+    static let configuration = CommandConfiguration(
+        abstract: "Unlock the vault: from its key file or desktop keyring again, else with its passphrase.",
+        discussion: """
+            After `sortedvault lock` or an auto-lock, a key-file or keyring vault unlocks again without a passphrase:
+            the daemon re-reads the key file or asks the keyring. A passphrase is asked for only when the vault has one
+            and nothing else unlocked it.
+            """)
 
     @OptionGroup var global: GlobalOptions
     @Option(help: "Read the passphrase from this file descriptor instead of the terminal.") var passphraseFd: Int32?
@@ -50,6 +58,18 @@ struct Unlock: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let client = try global.client()
+            // Status may be denied to this program; then the daemon's answer to Unlock() decides.
+            let sources = try? await client.status().keySources
+            if sources?.contains(where: { $0 == "keyfile" || $0 == "secret-service" }) != false {
+                do {
+                    try await client.unlockFromKeySources()
+                    return
+                } catch let error as VaultError where error.code == .invalidArgument {
+                    // Only a passphrase unlocks this vault.
+                } catch let error as VaultError where error.code == .locked && sources?.contains("passphrase") != false {
+                    FileHandle.standardError.write(Data("sortedvault: \(error.reason)\n".utf8))
+                }
+            }
             let passphrase = try SecretInput.passphrase(fd: passphraseFd, prompt: "Vault passphrase: ")
             try await client.unlock(passphrase: passphrase)
         }

@@ -19,8 +19,10 @@ extension DaemonSuite {
             for path in [cli.root, cli.runtimeDir, cli.runtimeDir + "/sortedvault"] { chmod(path, 0o755) }
             chmod(cli.socket, 0o666)
 
+            // nobody runs its own copy: the build folder may be inside a private (0700) directory.
+            let shared = try ReachableExecutable(copying: CLIHarness.executable)
             let asNobody = try cli.run(["retrieve", "s", "a", "--socket", cli.socket, "--no-autostart"],
-                                       prefix: ["/usr/sbin/runuser", "-u", "nobody", "--"])
+                                       prefix: ["/usr/sbin/runuser", "-u", "nobody", "--"], executable: shared.path)
             #expect(asNobody.status == 3, "nobody got exit \(asNobody.status): \(asNobody.stderr)")
             #expect(asNobody.stdout.isEmpty)
             #expect(cli.daemonOutput().contains("connection refused"))

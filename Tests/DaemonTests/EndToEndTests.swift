@@ -162,7 +162,7 @@ extension DaemonSuite {
 
         @Test func helpExistsForEveryVerb() throws {
             let cli = try CLIHarness()
-            for verb in ["init", "store", "retrieve", "delete", "list", "status", "lock", "unlock", "change-passphrase", "daemon"] {
+            for verb in ["init", "store", "retrieve", "delete", "list", "status", "lock", "unlock", "change-passphrase", "log", "daemon"] {
                 let result = try cli.run([verb, "--help"])
                 #expect(result.status == 0, "\(verb) --help failed")
                 #expect(result.text.contains("USAGE"), "\(verb) --help printed no usage")

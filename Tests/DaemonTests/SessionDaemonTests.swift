@@ -28,11 +28,13 @@ extension DaemonSuite {
             let key = try! ItemKey(service: "com.sorted.api", account: "ada")
             var sessions: SessionClient { SessionClient(socketPath: cli.socket, timeout: .seconds(20)) }
 
-            /// - Parameter proactive: keep the daemon's proactive refresh on (the shipped default).
-            init(proactive: Bool = false) throws {
+            /// - Parameters:
+            ///   - proactive: keep the daemon's proactive refresh on (the shipped default).
+            ///   - access: the access policy's text; the shipped one when nil.
+            init(proactive: Bool = false, access: String? = nil) throws {
                 cli = try CLIHarness()
                 try cli.initKeyFileVault()
-                try cli.writePolicy(settings: "[session]\nproactive_refresh_seconds = \(proactive ? 60 : 0)\n")
+                try cli.writePolicy(access: access, settings: "[session]\nproactive_refresh_seconds = \(proactive ? 60 : 0)\n")
                 let clockFile = cli.root + "/clock"
                 self.clockFile = clockFile
                 clock = ManualClock(start: Date()) { date in

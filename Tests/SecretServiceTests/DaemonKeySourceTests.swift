@@ -123,3 +123,23 @@ extension SecretServiceSuite {
         }
     }
 }
+
+extension SecretServiceSuite.DaemonKeySourceTests {
+    /// After a lock the keyring is asked again: no recovery passphrase needed (issue 13.3).
+    @Test func afterALockTheKeyringUnlocksTheVaultAgainWithoutTheRecoveryPassphrase() async throws {
+        let keyring = try KeyringSession()
+        let cli = try DaemonHarness(busAddress: keyring.busAddress)
+        #expect(try cli.initSecretServiceVault(recovery: "recovery pw").status == 0)
+        try cli.startDaemon()
+        #expect(try await cli.client.status().locked == false, "\(cli.daemonOutput())")
+        #expect(try cli.run(["store", "svc", "acct"], input: Data("token".utf8)).status == 0)
+        #expect(try cli.run(["lock"]).status == 0)
+        #expect(try await cli.client.status().locked == true)
+
+        let unlocked = try cli.run(["unlock"])
+        #expect(unlocked.status == 0, "sortedvault unlock: \(unlocked.stderr)")
+        #expect(try await cli.client.status().locked == false)
+        #expect(try cli.run(["retrieve", "svc", "acct"]).stdout == Data("token".utf8))
+        cli.stopDaemon()
+    }
+}

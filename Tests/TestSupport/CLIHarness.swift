@@ -82,10 +82,11 @@ public final class CLIHarness: @unchecked Sendable {
         return environment
     }
 
-    /// Runs `sortedvault ARGS` with `input` on standard input and waits for it.
+    /// Runs `sortedvault ARGS` with `input` on standard input and waits for it. `executable` runs
+    /// another copy of the binary (see ``ReachableExecutable``).
     @discardableResult
-    public func run(_ arguments: [String], input: Data = Data(), prefix: [String] = []) throws -> Result {
-        let argv = prefix + [Self.executable] + arguments + (autostart ? [] : ["--no-autostart"])
+    public func run(_ arguments: [String], input: Data = Data(), prefix: [String] = [], executable: String = CLIHarness.executable) throws -> Result {
+        let argv = prefix + [executable] + arguments + (autostart ? [] : ["--no-autostart"])
         let (status, out, err) = try Subprocess.run(argv, environment: environment, input: input)
         return Result(status: status, stdout: out, stderr: String(decoding: err, as: UTF8.self))
     }
@@ -103,11 +104,16 @@ public final class CLIHarness: @unchecked Sendable {
         guard result.status == 0 else { throw HarnessError("init failed: \(result.stderr)") }
     }
 
-    /// The shipped access policy, with `settings` as settings.toml, where the daemon looks for them.
-    public func writePolicy(settings: String) throws {
+    /// The shipped access policy (or `access` as access.toml), with `settings` as settings.toml,
+    /// where the daemon looks for them.
+    public func writePolicy(access: String? = nil, settings: String) throws {
         let policy = configDir + "/policy"
         try FileManager.default.createDirectory(atPath: policy, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try FileManager.default.copyItem(atPath: Self.repository + "/policy/access.toml", toPath: policy + "/access.toml")
+        if let access {
+            try access.write(toFile: policy + "/access.toml", atomically: false, encoding: .utf8)
+        } else {
+            try FileManager.default.copyItem(atPath: Self.repository + "/policy/access.toml", toPath: policy + "/access.toml")
+        }
         try settings.write(toFile: policy + "/settings.toml", atomically: false, encoding: .utf8)
         for name in ["access.toml", "settings.toml"] { chmod(policy + "/" + name, 0o600) }
     }

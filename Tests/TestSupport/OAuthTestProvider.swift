@@ -11,8 +11,12 @@ public final class OAuthTestProvider: ProviderServer, @unchecked Sendable {
     public static let clientID = "sorted-app"
     public static let clientSecret = "sorted-app-secret"
 
-    public init() throws {
-        try super.init(.oauth2)
+    /// The access tokens' lifetime (`--access-token-seconds`); nil keeps the provider's hour.
+    public let accessTokenSeconds: Int?
+
+    public init(accessTokenSeconds: Int? = nil) throws {
+        self.accessTokenSeconds = accessTokenSeconds
+        try super.init(.oauth2, arguments: accessTokenSeconds.map { ["--access-token-seconds", "\($0)"] } ?? [])
     }
 
     public var revocationEndpoint: URL { URL(string: base + "/o/revoke_token/")! }

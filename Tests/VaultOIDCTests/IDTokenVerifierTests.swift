@@ -57,6 +57,20 @@ import VaultCrypto
         #expect(oidcErrorCode { _ = try verify(token) } == .unsupportedAlgorithm)
     }
 
+    @Test func anRSAAndAnECKeyUnderOneKeyIDEachVerifyTheirOwnAlgorithm() throws {
+        var keys = try JSONValue.parse(signer.keySetJSON())["keys"]!.arrayValue!
+        keys = keys.map { key in
+            var members = key.objectValue!
+            members["kid"] = "shared"
+            return .object(members)
+        }
+        let shared = try JSONWebKeySet(parsing: JSONValue.object(["keys": .array(keys)]).serialized(), from: URL(string: "https://id.sorted.example/jwks")!)
+        for alg in ["ES256", "RS256"] {
+            let token = signer.token(alg: alg, kid: "shared", claims: TestSigner.claims(now: now))
+            #expect(try verifier.verify(token, keys: shared, now: now).subject == "user-42", "\(alg)")
+        }
+    }
+
     @Test func otherAlgorithmsSuchAsRS384OrPS256AreRefused() {
         for alg in ["RS384", "PS256", "ES384", "EdDSA", "rs256"] {
             let token = signer.token(alg: alg, kid: "rsa-1", claims: TestSigner.claims(now: now))

@@ -28,6 +28,9 @@ with HTTP Basic or client_secret_post), plus loopback test controls:
   POST /test/fail        {"count": n, "status": 503}  answer the next n /o/token/ requests with
                          that status and {"error": "temporarily_unavailable"}, unprocessed
   POST /test/revoke-all  delete every access and refresh token
+  POST /test/trickle     {"count": n, "interval": s, "bytes": k}  answer the next n /o/token/
+                         requests with a 503 whose body comes one byte every s seconds, k bytes in
+                         all (headers at once): a provider that is slow but never silent
 """
 import argparse
 import json
@@ -164,7 +167,7 @@ from django.contrib.auth.hashers import PBKDF2PasswordHasher  # noqa: E402
 from django.contrib.auth.models import User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import close_old_connections, transaction  # noqa: E402
-from django.http import JsonResponse  # noqa: E402
+from django.http import JsonResponse, StreamingHttpResponse  # noqa: E402
 from django.urls import path  # noqa: E402
 from django.views.decorators.csrf import csrf_exempt  # noqa: E402
 from oauth2_provider.models import AccessToken, Application, RefreshToken  # noqa: E402
@@ -223,7 +226,7 @@ STATS = {
     "refresh_responses": {},
     "revocations": 0,
 }
-CONTROL = {"delay": 0.0, "fail_count": 0, "fail_status": 503}
+CONTROL = {"delay": 0.0, "fail_count": 0, "fail_status": 503, "trickle_count": 0, "trickle_interval": 2.0, "trickle_bytes": 30}
 
 
 def _grant_type(request):
@@ -249,6 +252,12 @@ def token(request):
         if CONTROL["fail_count"] > 0:
             CONTROL["fail_count"] -= 1
             fail = CONTROL["fail_status"]
+        trickle = None
+        if CONTROL["trickle_count"] > 0:
+            CONTROL["trickle_count"] -= 1
+            trickle = (CONTROL["trickle_interval"], CONTROL["trickle_bytes"])
+    if trickle is not None:
+        return StreamingHttpResponse(_trickle(*trickle), status=503, content_type="application/json")
     if fail is not None:
         response = JsonResponse({"error": "temporarily_unavailable"}, status=fail)
     else:
@@ -262,6 +271,13 @@ def token(request):
             close_old_connections()
             time.sleep(delay)
     return response
+
+
+def _trickle(interval, count):
+    """One space every `interval` seconds, `count` in all: each chunk is flushed on its own."""
+    for _ in range(count):
+        yield b" "
+        time.sleep(interval)
 
 
 @csrf_exempt
@@ -354,6 +370,18 @@ def test_fail(request):
 
 
 @_loopback_only
+def test_trickle(request):
+    if request.method != "POST":
+        return JsonResponse({"error": "method_not_allowed"}, status=405)
+    body = _json_body(request)
+    with LOCK:
+        CONTROL["trickle_count"] = max(0, int(body.get("count", 1)))
+        CONTROL["trickle_interval"] = max(0.0, float(body.get("interval", 2.0)))
+        CONTROL["trickle_bytes"] = max(1, int(body.get("bytes", 30)))
+        return JsonResponse({"count": CONTROL["trickle_count"]})
+
+
+@_loopback_only
 def test_revoke_all(request):
     if request.method != "POST":
         return JsonResponse({"error": "method_not_allowed"}, status=405)
@@ -408,6 +436,7 @@ urlpatterns = [
     path("test/delay", test_delay),
     path("test/fail", test_fail),
     path("test/revoke-all", test_revoke_all),
+    path("test/trickle", test_trickle),
 ]
 
 

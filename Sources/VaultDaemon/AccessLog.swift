@@ -1,0 +1,88 @@
+import Foundation
+import Logging
+import Varlink
+import VaultCore
+import VaultPolicy
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The owner's record of every access decision: when, who (uid, gid, pid, executable), which
+/// operation on which service, allowed or denied, and the rule that decided. Never a secret, a
+/// token or an account name: a line holds only what is listed here.
+///
+/// It goes to the journal when systemd runs the daemon (standard error is the journal stream
+/// named by `JOURNAL_STREAM`), else to a size-capped, rotated file,
+/// `$XDG_STATE_HOME/sortedvault/access.log`, that `sortedvault log` shows.
+///
+/// ```
+/// 2026-11-22T18:40:01Z allowed uid=1000 gid=1000 pid=4242 exe="/usr/bin/curl" operation=retrieve service="com.example.api" decision="allowed by rule owner-full-access (access.toml:2)"
+/// ```
+final class AccessLog: Sendable {
+    enum Destination: Sendable {
+        case journal
+        case file(RotatingLogFile)
+    }
+
+    let destination: Destination
+    private let clock: any VaultClock
+
+    /// Where the lines go, for the daemon's start-up message.
+    var location: String {
+        switch destination {
+        case .journal: return "journal"
+        case .file(let file): return file.path
+        }
+    }
+
+    init(destination: Destination, clock: any VaultClock) {
+        self.destination = destination
+        self.clock = clock
+    }
+
+    /// The journal under systemd, else the rotated file at `path`; nil (with a warning) when the
+    /// file cannot be opened: the daemon still serves, and says so.
+    static func standard(path: String, maxBytes: Int, clock: any VaultClock, logger: Logger,
+                         environment: [String: String] = ProcessInfo.processInfo.environment) -> AccessLog? {
+        if stderrIsTheJournal(environment) { return AccessLog(destination: .journal, clock: clock) }
+        do {
+            return AccessLog(destination: .file(try RotatingLogFile(path: path, maxBytes: maxBytes)), clock: clock)
+        } catch {
+            logger.warning("no access log: \(error)")
+            return nil
+        }
+    }
+
+    /// sd_journal_stream_fd(3): `JOURNAL_STREAM` is "DEVICE:INODE" of the stream standard error
+    /// is connected to when systemd set it up; a redirected stderr no longer matches.
+    static func stderrIsTheJournal(_ environment: [String: String]) -> Bool {
+        guard let value = environment["JOURNAL_STREAM"] else { return false }
+        let parts = value.split(separator: ":")
+        var info = stat()
+        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]), fstat(2, &info) == 0 else { return false }
+        return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
+    }
+
+    /// One call's decision.
+    func record(_ peer: PeerCredentials, operation: String, service: String?, decision: Decision) {
+        write(peer, operation: operation, service: service, allowed: decision.allowed, why: decision.description)
+    }
+
+    /// A connection refused at accept: no rule could ever allow this peer anything.
+    func recordRefusedConnection(_ peer: PeerCredentials) {
+        write(peer, operation: "connect", service: nil, allowed: false, why: "denied: no policy rule admits this peer")
+    }
+
+    private func write(_ peer: PeerCredentials, operation: String, service: String?, allowed: Bool, why: String) {
+        var line = clock.now.formatted(.iso8601) + (allowed ? " allowed" : " denied")
+        line += " uid=\(peer.uid) gid=\(peer.gid) pid=\(peer.pid) exe=\((peer.executable ?? "?").debugDescription)"
+        line += " operation=\(operation.debugDescription)"
+        if let service { line += " service=\(service.debugDescription)" }
+        line += " decision=\(why.debugDescription)\n"
+        switch destination {
+        case .journal: FileHandle.standardError.write(Data(("sortedvault access: " + line).utf8))
+        case .file(let file): file.append(line)
+        }
+    }
+}

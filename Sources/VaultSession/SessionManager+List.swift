@@ -1,0 +1,24 @@
+import Foundation
+import VaultCore
+
+extension SessionManager {
+    /// The stored logins — of one service when `service` is given — without their secrets, sorted
+    /// by service then account (by bytes, as names compare everywhere).
+    ///
+    /// The caller decides who may see which: the daemon keeps only the services its policy allows
+    /// for `session.list`. A login whose record cannot be opened fails the call (fail closed).
+    public func list(service: String? = nil) async throws -> [SessionListEntry] {
+        if let service { try ItemKey.checkName(service, what: "service") }
+        let items = try await store.list(service: service.map { SessionItems.sessionPrefix + $0 })
+        var entries: [SessionListEntry] = []
+        for item in items {
+            guard let key = SessionItems.login(of: item.key), let session = try await storedSession(key) else { continue }
+            let status = SessionStatus(session, now: clock.now, minValid: configuration.minValid, retryNotBefore: retries[key]?.notBefore)
+            entries.append(SessionListEntry(service: key.service, account: key.account, status: status))
+        }
+        return entries.sorted {
+            $0.service.utf8.lexicographicallyPrecedes($1.service.utf8)
+                || ($0.service.utf8.elementsEqual($1.service.utf8) && $0.account.utf8.lexicographicallyPrecedes($1.account.utf8))
+        }
+    }
+}

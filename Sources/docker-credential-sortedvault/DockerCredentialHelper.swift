@@ -1,0 +1,95 @@
+import ArgumentParser
+import CredentialHelpers
+import SortedVaultCLI
+import VaultCore
+
+/// `docker-credential-sortedvault`: docker's credential helper over the sortedvault daemon. Set
+/// `"credsStore": "sortedvault"` in ~/.docker/config.json and docker runs it as
+/// `docker-credential-sortedvault store|get|erase|list`, with its input on standard input.
+@main
+struct DockerCredentialHelper: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "docker-credential-sortedvault",
+        abstract: "docker's credential helper, keeping registry logins in sortedvault.",
+        discussion: """
+            Configure docker with "credsStore": "sortedvault" in ~/.docker/config.json. Each login is the \
+            item service "docker:SERVERURL", account USERNAME. On failure the message is printed on standard \
+            output and the exit status is 1, as docker expects; a missing login answers \
+            "credentials not found in native keychain". No D-Bus session is needed.
+            """,
+        version: "0.1.0",
+        subcommands: [DockerStore.self, DockerGet.self, DockerErase.self, DockerList.self, DockerVersion.self])
+
+    /// No action: the reference helpers' usage line on standard output, exit 1.
+    func run() async throws {
+        HelperOutput.write(Array("Usage: docker-credential-sortedvault <store|get|erase|list|version>\n".utf8))
+        throw ExitCode(1)
+    }
+}
+
+/// Runs one protocol action, printing failures on standard output with exit 1 (docker's convention).
+func dockerAction(_ global: GlobalOptions, _ body: (DockerCredentialStore) async throws -> Void) async throws {
+    do {
+        try await body(DockerCredentialStore(store: try global.client()))
+    } catch let error as DockerCredentialError {
+        HelperOutput.write(Array((error.description + "\n").utf8))
+        throw ExitCode(1)
+    } catch let error as VaultError {
+        HelperOutput.write(Array((error.reason + "\n").utf8))
+        throw ExitCode(1)
+    }
+}
+
+struct DockerStore: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "store", abstract: "Store a login: {\"ServerURL\",\"Username\",\"Secret\"} JSON on standard input.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        try await dockerAction(global) { helper in
+            try await helper.store(try SecretInput.readAll(fd: 0, limit: DockerCredentialStore.maximumInputBytes, what: "the credentials"))
+        }
+    }
+}
+
+struct DockerGet: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get", abstract: "Print the login for the server URL on standard input as JSON.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        try await dockerAction(global) { helper in
+            HelperOutput.write(try await helper.get(try SecretInput.readAll(fd: 0, limit: 65536, what: "the server URL")))
+        }
+    }
+}
+
+struct DockerErase: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "erase", abstract: "Delete the login for the server URL on standard input.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        try await dockerAction(global) { helper in
+            try await helper.erase(try SecretInput.readAll(fd: 0, limit: 65536, what: "the server URL"))
+        }
+    }
+}
+
+struct DockerList: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "Print {\"SERVERURL\":\"USERNAME\",…} for every stored docker login.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        try await dockerAction(global) { helper in HelperOutput.write(try await helper.list()) }
+    }
+}
+
+struct DockerVersion: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "version", abstract: "Print the helper's version.")
+
+    func run() {
+        HelperOutput.write(Array("docker-credential-sortedvault (sortedvault) 0.1.0\n".utf8))
+    }
+}

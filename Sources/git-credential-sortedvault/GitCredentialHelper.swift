@@ -1,0 +1,56 @@
+import ArgumentParser
+import CredentialHelpers
+import Foundation
+import SortedVaultCLI
+import VaultClient
+import VaultCore
+
+/// `git-credential-sortedvault`: git's credential helper over the sortedvault daemon. With
+/// `git config --global credential.helper sortedvault`, git runs it as
+/// `git-credential-sortedvault get|store|erase` with `key=value` lines on standard input.
+@main
+struct GitCredentialHelper: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "git-credential-sortedvault",
+        abstract: "git's credential helper, keeping passwords and OAuth2 logins in sortedvault.",
+        discussion: """
+            Configure git with `git config --global credential.helper sortedvault`. Passwords are items with \
+            service "git:PROTOCOL://HOST" (plus "/PATH" with credential.useHttpPath) and account USERNAME. \
+            A host bound with `sortedvault git bind https://HOST SERVICE ACCOUNT` is answered with an access \
+            token of that login, valid now: the daemon refreshes it when needed. Fields with a newline, NUL or \
+            other control character, and url= values carrying a password, are refused (exit 1); a secret is \
+            never printed in an error. Other actions are ignored, as git asks.
+            """,
+        version: "0.1.0")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "get, store or erase (given by git).") var action: String
+
+    func run() async throws {
+        guard ["get", "store", "erase"].contains(action) else { return }
+        do {
+            let request = try GitCredentialMessage.parse(
+                try SecretInput.readAll(fd: 0, limit: GitCredentialMessage.maximumBytes, what: "git's request"))
+            let sessions = try global.sessionClient()
+            let helper = GitCredentialStore(store: try global.client(), autoLogin: { try await sessions.autoLogin($0) })
+            switch action {
+            case "get":
+                var notes: [String] = []
+                let answer = try await helper.get(request, notes: &notes)
+                for note in notes { FileHandle.standardError.write(Data("git-credential-sortedvault: \(note)\n".utf8)) }
+                if let answer { HelperOutput.write(answer) }
+            case "store": try await helper.store(request)
+            default: try await helper.erase(request)
+            }
+        } catch let error as GitCredentialError {
+            throw report(error.description)
+        } catch let error as VaultError {
+            throw report(error.reason)
+        }
+    }
+
+    private func report(_ message: String) -> ExitCode {
+        FileHandle.standardError.write(Data("git-credential-sortedvault: \(message)\n".utf8))
+        return ExitCode(1)
+    }
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import BoundedJSON
+import Foundation
+import SortedVaultCLI
+import VaultClient
+import VaultProtocol
+import VaultSession
+
+/// `sortedvault session list`: the logins this caller may see, for an app that does not know its
+/// account name yet. Prints names, user ids, states and expiries — never a token.
+struct SessionListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List the stored logins the access policy lets you see (never their tokens).",
+        discussion: """
+            One line per login: SERVICE, ACCOUNT, state (valid, refreshDue, expired, reauthRequired),
+            user id and when the access token expires. --json prints the daemon's List reply.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Only logins of this service.") var service: String?
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() async throws {
+        try await reportingErrors {
+            let logins = try await global.sessionClient().list(service: service)
+            if json {
+                print(String(decoding: JSONValue.object(SessionWireFormat.encode(logins)).serialized(), as: UTF8.self))
+                return
+            }
+            if logins.isEmpty {
+                print(service.map { "no login of \($0) is stored, or the access policy hides it" }
+                      ?? "no login is stored, or the access policy hides them")
+                return
+            }
+            for login in logins {
+                print([login.service, login.account, login.state, "user: \(login.userID ?? "—")",
+                       "access token expires: \(login.accessTokenExpiresAt)"].joined(separator: "  "))
+            }
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+import Varlink
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension DaemonSuite {
+    /// Concurrent unlocks cannot bypass the throttle, and one client's failures never lock the
+    /// owner out (issue 9.5).
+    @Suite struct UnlockThrottleTests {
+        /// Peak resident memory of a process (VmHWM), in KiB.
+        private static func peakRSS(_ pid: pid_t) -> Int {
+            let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+            let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
+        }
+
+        @Test func sixtyFourParallelWrongUnlocksDeriveOnceAndAnotherProcessStillUnlocks() throws {
+            let cli = try CLIHarness(autostart: false)
+            // A real cost (interactive: 64 MiB per derivation), so parallel derivations would show in memory.
+            let created = try cli.run(["init", "--key-source", "passphrase", "--passphrase-fd", "0", "--kdf-cost", "interactive"],
+                                      input: Data("right passphrase\n".utf8))
+            #expect(created.status == 0, "\(created.stderr)")
+            _ = cli.manualClock()  // the daemon's time stands still: every call falls in one throttle window
+            try cli.startDaemon(extraArguments: ["--unsafe-clock-file", cli.clockFile])
+            let pid = try #require(cli.daemon?.pid)
+            let before = Self.peakRSS(pid)
+
+            let connections = try (0..<64).map { _ in try VarlinkConnection(unixSocketPath: cli.socket, timeout: .seconds(60)) }
+            let replies = Mutex<[String]>([])
+            let start = DispatchSemaphore(value: 0)
+            let done = DispatchGroup()
+            for connection in connections {
+                done.enter()
+                Thread {
+                    start.wait()
+                    var name = "answered"
+                    do {
+                        _ = try connection.call("org.sortedvault.vault.Unlock", ["passphrase": "guess"])
+                    } catch let error as VarlinkError {
+                        name = error.name
+                    } catch {
+                        name = "\(error)"
+                    }
+                    replies.withLock { $0.append(name) }
+                    done.leave()
+                }.start()
+            }
+            for _ in connections { start.signal() }
+            #expect(done.wait(timeout: .now() + 120) == .success, "the unlock calls did not all get an answer")
+            let names = replies.withLock { $0 }
+            let derived = names.filter { $0 == "org.sortedvault.vault.WrongPassphrase" }.count
+            let refused = names.filter { $0 == "org.sortedvault.vault.TooManyAttempts" }.count
+            #expect(derived <= 1, "\(derived) passphrase checks ran in one throttle window")
+            #expect(derived + refused == 64, "unexpected replies: \(Set(names))")
+            let growth = Self.peakRSS(pid) - before
+            #expect(growth < 160 * 1024, "the daemon's peak memory grew by \(growth / 1024) MiB")
+
+            // The same client is still throttled…
+            #expect(throws: VarlinkError.self) { _ = try connections[0].call("org.sortedvault.vault.Unlock", ["passphrase": "right passphrase"]) }
+            connections.forEach { $0.close() }
+            // …but another process, the owner's CLI, unlocks at once.
+            let owner = try cli.run(["unlock", "--passphrase-fd", "0"], input: Data("right passphrase\n".utf8))
+            #expect(owner.status == 0, "the owner was locked out: \(owner.stderr)")
+            #expect(try cli.run(["status"]).text.contains("vault: unlocked"))
+            cli.stopDaemon()
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A copy of a built executable that another user can run: the build folder may sit inside a
+/// private directory (Debian creates home directories 0700; `/root` is 0700), where `nobody`
+/// cannot reach it. The copy lives in a fresh directory of mode 0755 under the temp directory and
+/// is removed when this value goes away.
+///
+/// ```swift
+/// let copy = try ReachableExecutable(copying: CLIHarness.executable)
+/// try cli.run(["status"], executable: copy.path, prefix: ["/usr/sbin/runuser", "-u", "nobody", "--"])
+/// ```
+public final class ReachableExecutable: @unchecked Sendable {
+    public let path: String
+    private let directory: String
+
+    public init(copying source: String) throws {
+        var template = Array((FileManager.default.temporaryDirectory.path + "/sv-shared-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw HarnessError("cannot create a directory for a shared copy of \(source): \(String(cString: strerror(errno)))")
+        }
+        directory = String(cString: made)
+        path = directory + "/" + (source as NSString).lastPathComponent
+        do {
+            try FileManager.default.copyItem(atPath: source, toPath: path)
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw HarnessError("cannot copy \(source) to \(path): \(error)")
+        }
+        // mkdtemp makes 0700 and the umask may have trimmed the copy: open both to everyone.
+        guard chmod(directory, 0o755) == 0, chmod(path, 0o755) == 0 else {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw HarnessError("cannot make \(path) reachable for other users: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}

@@ -1,0 +1,93 @@
+"""The `keyring` backend: keyring's (service, username) is sortedvault's (service, account).
+
+Installed with `pip install ./clients/python`; keyring finds it through the `keyring.backends` entry
+point and prefers it (priority 9, above Secret Service's 5) whenever the daemon's socket exists, so
+`keyring set/get/del`, pip, twine and poetry use it with no D-Bus session at all. Without the socket
+it is not viable and keyring falls back to whatever else is installed. Force it with
+`PYTHON_KEYRING_BACKEND=sortedvault_keyring.backend.SortedVaultKeyring`.
+
+Errors become keyring's exceptions: a locked vault is `KeyringLocked`, a refused or failed write
+`PasswordSetError`, deleting what is not there `PasswordDeleteError`, anything else `KeyringError`.
+Their text says what happened and what to do; it never holds the secret.
+"""
+
+import os
+
+from keyring import credentials, errors
+from keyring.backend import KeyringBackend
+
+try:  # keyring >= 23 ships its own classproperty; older ones used jaraco.classes
+    from keyring.compat import properties
+except ImportError:  # pragma: no cover
+    from jaraco.classes import properties
+
+from .client import Locked, NotFound, SortedVaultClient, SortedVaultError, default_socket_path
+
+
+class SortedVaultKeyring(KeyringBackend):
+    """Secrets in the sortedvault daemon, over its Unix socket."""
+
+    @properties.classproperty
+    def priority(cls):
+        path = default_socket_path()  # raises with a reason when XDG_RUNTIME_DIR is unset
+        if not os.path.exists(path):
+            raise RuntimeError("no sortedvault daemon socket at %s" % path)
+        return 9
+
+    def _client(self):
+        try:
+            return SortedVaultClient()
+        except SortedVaultError as error:
+            raise errors.NoKeyringError(str(error)) from None
+
+    def get_password(self, service, username):
+        try:
+            secret = self._client().retrieve(service, username)
+        except NotFound:
+            return None
+        except Locked as error:
+            raise errors.KeyringLocked(str(error)) from None
+        except SortedVaultError as error:
+            raise errors.KeyringError(str(error)) from None
+        try:
+            return secret.decode("utf-8")
+        except UnicodeDecodeError:
+            raise errors.KeyringError("the item %r/%r holds bytes that are not UTF-8 text, which keyring cannot "
+                                      "return: read it with `sortedvault retrieve`" % (service, username)) from None
+
+    def set_password(self, service, username, password):
+        self._validate_username(username)
+        try:
+            self._client().store(service, username, password.encode("utf-8"))
+        except Locked as error:
+            raise errors.KeyringLocked(str(error)) from None
+        except SortedVaultError as error:
+            raise errors.PasswordSetError("cannot store the password: %s" % error) from None
+
+    def delete_password(self, service, username):
+        try:
+            self._client().delete(service, username)
+        except NotFound as error:
+            raise errors.PasswordDeleteError("cannot delete: %s" % error) from None
+        except Locked as error:
+            raise errors.KeyringLocked(str(error)) from None
+        except SortedVaultError as error:
+            raise errors.PasswordDeleteError("cannot delete the password: %s" % error) from None
+
+    def get_credential(self, service, username):
+        """With a username, that item; without one, the service's first item (as other backends do)."""
+        if username is None:
+            try:
+                items = self._client().list(service)
+            except Locked as error:
+                raise errors.KeyringLocked(str(error)) from None
+            except SortedVaultError as error:
+                raise errors.KeyringError(str(error)) from None
+            accounts = sorted(item.get("account", "") for item in items if item.get("service") == service)
+            if not accounts:
+                return None
+            username = accounts[0]
+        password = self.get_password(service, username)
+        if password is None:
+            return None
+        return credentials.SimpleCredential(username, password)
