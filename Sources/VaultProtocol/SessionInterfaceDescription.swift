@@ -75,9 +75,11 @@ type SessionState (
 )
 
 # One login as List shows it: whose it is and its state, never tokens.
+# providerKind: the Provider kind it was saved with.
 type Login (
   service: string,
   account: string,
+  providerKind: string,
   userId: ?string,
   state: string,
   accessTokenExpiresAt: float,

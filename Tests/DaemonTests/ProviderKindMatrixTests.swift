@@ -100,6 +100,7 @@ extension DaemonSuite {
             #expect(second.outcome == "refreshed", "\(second)")
             #expect(try await world.peer.refreshRequests() == 2)
             #expect(try await world.sessions.status(world.key)["providerKind"]?.stringValue == kind.rawValue)
+            #expect(try await world.sessions.list().map(\.providerKind) == [kind.rawValue])
         }
 
         @Test(arguments: kinds)
@@ -115,8 +116,8 @@ extension DaemonSuite {
             #expect(try await world.peer.refreshRequests() == 1, "the provider saw more than one refresh")
         }
 
-        /// The provider back: a forced Refresh goes out at once. (AutoLogin still waits out the
-        /// retry hold-back here; the session-core branch removes it for client calls.)
+        /// The provider back: the very next AutoLogin goes out (a client is never held back, beyond a
+        /// floor of a second between attempts) and is refreshed.
         @Test(arguments: kinds)
         func aProviderDownIsOfflineWithNothingDeletedAndBackIsRefreshed(_ kind: ProviderKind) async throws {
             let world = try World(kind)
@@ -130,7 +131,8 @@ extension DaemonSuite {
             }
             #expect(try await world.sessions.status(world.key)["hasRefreshToken"]?.boolValue == true, "nothing was deleted")
             try world.peer.start()
-            let back = try await world.sessions.refresh(world.key)
+            world.clock.advance(by: 2)
+            let back = try await world.sessions.autoLogin(world.key)
             #expect(back.outcome == "refreshed", "\(back)")
             #expect(try await world.peer.refreshRequests() == 1)
         }
