@@ -47,7 +47,7 @@ let package = Package(
             name: "VaultSQLite",
             dependencies: ["Vault", "VaultCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .target(name: "VaultTesting", dependencies: ["VaultCore", "VaultCrypto", "VaultSession"]),
+        .target(name: "VaultTesting", dependencies: ["VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON"]),
         .target(name: "BoundedJSON"),
         .target(
             name: "VaultSession",
@@ -87,7 +87,7 @@ let package = Package(
             name: "VaultDaemon",
             dependencies: [
                 "Varlink", "VaultPolicy", "VaultProtocol", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
-                "VaultSession", "VaultOAuthHTTP",
+                "VaultSession", "VaultOAuthHTTP", "VaultOIDC",
                 "VaultSecretService",
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -31,6 +31,19 @@ public final class SessionClient: Sendable {
     @discardableResult
     public func save(tokenResponse: [String: JSONValue], provider: OAuthProvider, for key: ItemKey,
                      maximumLifetime: Int? = nil) async throws -> [String: JSONValue] {
+        try await save(tokenResponse: tokenResponse, provider: ProviderSettings(provider), for: key, maximumLifetime: maximumLifetime)
+    }
+
+    /// Stores the login from the provider's sign-in answer, for any provider kind:
+    ///
+    /// ```swift
+    /// // A Supabase app, right after supabase.auth.signInWithPassword:
+    /// try await sessions.save(tokenResponse: session, provider: ProviderSettings(kind: .supabase,
+    ///     url: URL(string: "https://abc.supabase.co"), apiKey: anonKey), for: key)
+    /// ```
+    @discardableResult
+    public func save(tokenResponse: [String: JSONValue], provider: ProviderSettings, for key: ItemKey,
+                     maximumLifetime: Int? = nil) async throws -> [String: JSONValue] {
         var parameters = Self.keyParameters(key)
         parameters["tokenResponse"] = .object(tokenResponse)
         parameters["provider"] = SessionWireFormat.encode(provider)
@@ -54,7 +67,8 @@ public final class SessionClient: Sendable {
     public func logout(_ key: ItemKey) async throws -> LogoutResult {
         let reply = try await call("Logout", Self.keyParameters(key))
         return LogoutResult(wasLoggedIn: reply["wasLoggedIn"]?.boolValue ?? false, revoked: reply["revoked"]?.boolValue ?? false,
-                            revocationQueued: reply["revocationQueued"]?.boolValue ?? false)
+                            revocationQueued: reply["revocationQueued"]?.boolValue ?? false,
+                            providerCannotRevoke: reply["providerCannotRevoke"]?.boolValue ?? false)
     }
 
     /// The login's state as the daemon reports it (never tokens).

@@ -6,6 +6,7 @@ import VaultCore
 import VaultPolicy
 import VaultProtocol
 import VaultOAuthHTTP
+import VaultOIDC
 import VaultSQLite
 import VaultSession
 
@@ -113,6 +114,8 @@ public enum Daemon {
                 refreshAhead: TimeInterval(settings.sessionProactiveRefreshSeconds),
                 proactiveRefresh: settings.sessionProactiveRefreshSeconds > 0),
             logger: logger)
+        await sessions.useOpenID(OIDCCacheVerifier(
+            cache: OIDCProviderCache(fetcher: URLSessionDocumentFetcher(), clock: configuration.clock)))
         let service = VaultService(
             vault: vault, items: KeyringBackends.itemStore(for: settings, vault: vault, clock: configuration.clock),
             access: access, throttle: UnlockThrottle(clock: configuration.clock),

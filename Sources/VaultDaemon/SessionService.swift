@@ -79,11 +79,11 @@ final class SessionService: VarlinkInterface {
         guard let object = call.parameters["tokenResponse"]?.objectValue else {
             throw VaultError.invalidArgument("tokenResponse must be the provider's token response, as a JSON object")
         }
-        let response = try TokenResponse(object: object)
-        let provider = try SessionWireFormat.decodeProvider(call.parameters["provider"])
+        let settings = try SessionWireFormat.decodeProviderSettings(call.parameters["provider"])
+        let response = try TokenResponse(object: object, kind: settings.kind)
         var lifetime: TimeInterval?
         if let seconds = try call.optionalInt("maxLifetimeSeconds") { lifetime = TimeInterval(seconds) }
-        let status = try await sessions.save(response, provider: provider, for: key, maximumLifetime: lifetime)
+        let status = try await sessions.save(response, settings: settings, for: key, maximumLifetime: lifetime)
         logger.info("login saved", metadata: ["uid": "\(peer.uid)"])
         return ["session": SessionWireFormat.encode(status)]
     }

@@ -83,14 +83,7 @@ public final class URLSessionTransport: NSObject, OAuthTransport, URLSessionData
     }
 
     public func post(_ request: OAuthHTTPRequest) async throws -> OAuthHTTPResponse {
-        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
-        urlRequest.httpMethod = "POST"
-        urlRequest.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        urlRequest.setValue("application/json", forHTTPHeaderField: "Accept")
-        urlRequest.setValue("no-store", forHTTPHeaderField: "Cache-Control")
-        if let authorization = request.authorization {
-            urlRequest.setValue(authorization.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }, forHTTPHeaderField: "Authorization")
-        }
+        var urlRequest = URLRequest(provider: request, timeout: timeout)
         var body = request.body.withUnsafeBytes { Data($0) }
         defer { body.resetBytes(in: 0..<body.count) }
         urlRequest.httpBody = body

@@ -17,15 +17,29 @@ public enum SessionInterfaceDescription {
 # are compared byte for byte.
 interface org.sortedvault.session
 
-# Where and how the login is refreshed and revoked. Endpoints are https (http
-# only to a loopback address). clientAuthentication: "basic" (default) or
-# "post" (client_secret_post); a public client omits clientSecret.
+# Where and how the login is refreshed and revoked. kind: "oauth2" (the
+# default), "oidc", "firebase" or "supabase". What each kind needs:
+#   oauth2: tokenEndpoint and clientId; revocationEndpoint, clientSecret and
+#     clientAuthentication are optional;
+#   oidc: issuer and clientId (the endpoints come from the issuer's discovery
+#     document); clientSecret and clientAuthentication are optional;
+#   firebase: apiKey (the project's Web API key); url is the securetoken base,
+#     https://securetoken.googleapis.com unless given (the Auth emulator:
+#     http://127.0.0.1:PORT/securetoken.googleapis.com);
+#   supabase: url (https://PROJECT.supabase.co) and apiKey (the anon key).
+# URLs are https (http only to a loopback address). clientAuthentication:
+# "basic" (default) or "post" (client_secret_post); a public client omits
+# clientSecret. apiKey and clientSecret are stored encrypted, never returned.
 type Provider (
-  tokenEndpoint: string,
+  kind: ?string,
+  tokenEndpoint: ?string,
   revocationEndpoint: ?string,
-  clientId: string,
+  clientId: ?string,
   clientSecret: ?string,
-  clientAuthentication: ?string
+  clientAuthentication: ?string,
+  issuer: ?string,
+  url: ?string,
+  apiKey: ?string
 )
 
 # A usable access token.
@@ -37,9 +51,10 @@ type Grant (
 )
 
 # A login without its secrets. state: "valid", "refreshDue", "expired" (a
-# refresh will renew it) or "reauthRequired".
+# refresh will renew it) or "reauthRequired". providerKind: the Provider kind.
 type SessionState (
   state: string,
+  providerKind: string,
   tokenType: string,
   scopes: []string,
   accessTokenExpiresAt: float,
@@ -60,9 +75,11 @@ type SessionState (
 )
 
 # One login as List shows it: whose it is and its state, never tokens.
+# providerKind: the Provider kind it was saved with.
 type Login (
   service: string,
   account: string,
+  providerKind: string,
   userId: ?string,
   state: string,
   accessTokenExpiresAt: float,
@@ -76,9 +93,13 @@ type Login (
 type Event (kind: string, service: string, account: string, at: float)
 
 # Stores the login from the provider's token response (RFC 6749 section 5.1:
-# access_token, token_type, expires_in, refresh_token, scope, id_token),
-# replacing any login under the same service and account. maxLifetimeSeconds
-# ends the login that long after sign-in, whatever its tokens say.
+# access_token, token_type, expires_in, refresh_token, scope, id_token; for
+# firebase the answer of identitytoolkit's signInWithPassword (idToken,
+# refreshToken, expiresIn, localId) or of securetoken), replacing any login
+# under the same service and account. maxLifetimeSeconds ends the login that
+# long after sign-in, whatever its tokens say. For oidc the id token is
+# verified first (signature, iss, aud, exp); a token that fails is refused with
+# InvalidParameter and nothing is stored.
 method Save(
   service: string,
   account: string,
@@ -108,15 +129,18 @@ method Refresh(service: string, account: string) -> (
   reason: ?string
 )
 
-# Wipes the login and revokes its tokens at the provider (RFC 7009) when a
-# revocation endpoint is configured; offline, the revocation is queued and
-# retried. Idempotent: wasLoggedIn is false when there was nothing to wipe. It
-# never waits for a refresh under way: that refresh's answer is discarded and
-# any tokens it brings are revoked, never stored.
+# Wipes the login and ends it at the provider: RFC 7009 revocation (oauth2,
+# oidc) when a revocation endpoint is configured, GoTrue's logout of this
+# session (supabase); offline, that is queued and retried. Firebase gives
+# clients no way to revoke: the login is wiped here only and
+# providerCannotRevoke is true. Idempotent: wasLoggedIn is false when there was
+# nothing to wipe. It never waits for a refresh under way: that refresh's
+# answer is discarded and any tokens it brings are revoked, never stored.
 method Logout(service: string, account: string) -> (
   wasLoggedIn: bool,
   revoked: bool,
-  revocationQueued: bool
+  revocationQueued: bool,
+  providerCannotRevoke: bool
 )
 
 # The login's state. Never returns tokens or the client secret.

@@ -6,7 +6,8 @@ import VaultSession
 extension SessionWireFormat {
     public static func encode(_ entry: SessionListEntry) -> JSONValue {
         var object: [String: JSONValue] = [
-            "service": .string(entry.service), "account": .string(entry.account), "state": .string(entry.state),
+            "service": .string(entry.service), "account": .string(entry.account), "providerKind": .string(entry.providerKind),
+            "state": .string(entry.state),
             "accessTokenExpiresAt": .double(entry.accessTokenExpiresAt.timeIntervalSince1970),
             "hasRefreshToken": .bool(entry.hasRefreshToken),
         ]
@@ -31,7 +32,8 @@ extension SessionWireFormat {
                 object[field]?.doubleValue.map(Date.init(timeIntervalSince1970:))
             }
             return SessionListEntry(
-                service: service, account: account, userID: object["userId"]?.stringValue, state: state,
+                service: service, account: account, providerKind: object["providerKind"]?.stringValue ?? ProviderKind.oauth2.rawValue,
+                userID: object["userId"]?.stringValue, state: state,
                 accessTokenExpiresAt: Date(timeIntervalSince1970: accessExpiry),
                 refreshTokenExpiresAt: date("refreshTokenExpiresAt"), absoluteExpiresAt: date("absoluteExpiresAt"),
                 hasRefreshToken: object["hasRefreshToken"]?.boolValue ?? false)

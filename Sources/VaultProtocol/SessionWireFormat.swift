@@ -40,7 +40,7 @@ public enum SessionWireFormat {
 
     public static func encode(_ status: SessionStatus) -> JSONValue {
         var object: [String: JSONValue] = [
-            "state": .string(status.state), "tokenType": .string(status.tokenType),
+            "state": .string(status.state), "providerKind": .string(status.providerKind), "tokenType": .string(status.tokenType),
             "scopes": .array(status.scopes.map { .string($0) }),
             "accessTokenExpiresAt": .double(status.accessTokenExpiresAt.timeIntervalSince1970),
             "hasRefreshToken": .bool(status.hasRefreshToken), "hasIdToken": .bool(status.hasIDToken),
@@ -66,43 +66,8 @@ public enum SessionWireFormat {
     }
 
     public static func encode(_ result: LogoutResult) -> [String: JSONValue] {
-        ["wasLoggedIn": .bool(result.wasLoggedIn), "revoked": .bool(result.revoked), "revocationQueued": .bool(result.revocationQueued)]
-    }
-
-    /// The `Provider` parameter of Save. The client secret goes into secure memory.
-    public static func encode(_ provider: OAuthProvider) -> JSONValue {
-        var object: [String: JSONValue] = [
-            "tokenEndpoint": .string(provider.tokenEndpoint.absoluteString), "clientId": .string(provider.clientID),
-            "clientAuthentication": .string(provider.clientAuthentication.rawValue),
-        ]
-        object["revocationEndpoint"] = provider.revocationEndpoint.map { .string($0.absoluteString) }
-        object["clientSecret"] = provider.clientSecret.map { secret in .string(secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }) }
-        return .object(object)
-    }
-
-    public static func decodeProvider(_ value: JSONValue?) throws -> OAuthProvider {
-        guard let object = value?.objectValue else { throw VaultError.invalidArgument("provider must be an object") }
-        func url(_ field: String) throws -> URL? {
-            guard let text = object[field]?.stringValue else { return nil }
-            guard let url = URL(string: text) else { throw VaultError.invalidArgument("provider.\(field) is not a URL") }
-            return url
-        }
-        guard let tokenEndpoint = try url("tokenEndpoint") else { throw VaultError.invalidArgument("provider.tokenEndpoint is missing") }
-        guard let clientID = object["clientId"]?.stringValue else { throw VaultError.invalidArgument("provider.clientId is missing") }
-        var authentication = OAuthProvider.ClientAuthentication.basic
-        if let text = object["clientAuthentication"]?.stringValue {
-            guard let parsed = OAuthProvider.ClientAuthentication(rawValue: text) else {
-                throw VaultError.invalidArgument("provider.clientAuthentication must be \"basic\" or \"post\"")
-            }
-            authentication = parsed
-        }
-        var secret: SecureBytes?
-        if let text = object["clientSecret"]?.stringValue {
-            guard !text.isEmpty, text.utf8.count <= 4096 else { throw VaultError.invalidArgument("provider.clientSecret must be 1 to 4096 bytes") }
-            secret = SecureBytes(copying: text.utf8)
-        }
-        return try OAuthProvider(tokenEndpoint: tokenEndpoint, revocationEndpoint: try url("revocationEndpoint"),
-                                 clientID: clientID, clientSecret: secret, clientAuthentication: authentication)
+        ["wasLoggedIn": .bool(result.wasLoggedIn), "revoked": .bool(result.revoked), "revocationQueued": .bool(result.revocationQueued),
+         "providerCannotRevoke": .bool(result.providerCannotRevoke)]
     }
 
     public static func decodeAutoLogin(_ reply: [String: JSONValue]) throws -> AutoLoginResult {

@@ -101,10 +101,14 @@ public struct LogoutResult: Sendable, Equatable {
     public var revoked: Bool
     /// The provider could not be reached; the revocation is queued and retried by the daemon.
     public var revocationQueued: Bool
+    /// The provider gives clients no way to end a login (Firebase): it was wiped on this machine
+    /// only, and its refresh token stays valid at the provider until the provider ends it.
+    public var providerCannotRevoke: Bool
 
-    public init(wasLoggedIn: Bool, revoked: Bool, revocationQueued: Bool) {
+    public init(wasLoggedIn: Bool, revoked: Bool, revocationQueued: Bool, providerCannotRevoke: Bool = false) {
         self.wasLoggedIn = wasLoggedIn
         self.revoked = revoked
         self.revocationQueued = revocationQueued
+        self.providerCannotRevoke = providerCannotRevoke
     }
 }

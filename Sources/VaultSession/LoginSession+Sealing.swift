@@ -24,6 +24,10 @@ enum SessionField {
     static let lastRefreshedAt: UInt8 = 18
     static let service: UInt8 = 19
     static let account: UInt8 = 20
+    /// Absent in records written before provider kinds: those are `oauth2`.
+    static let providerKind: UInt8 = 21
+    static let apiKey: UInt8 = 22
+    static let issuer: UInt8 = 23
 }
 
 extension LoginSession {
@@ -72,6 +76,10 @@ extension LoginSession {
 
 extension OAuthProvider {
     func write(into writer: inout SealedFieldsWriter) {
+        // The optional fields first: a record cut off anywhere still lacks a required field.
+        writer.text(SessionField.providerKind, kind.rawValue)
+        writer.secret(SessionField.apiKey, apiKey)
+        writer.text(SessionField.issuer, issuer?.absoluteString)
         writer.text(SessionField.tokenEndpoint, tokenEndpoint.absoluteString)
         writer.text(SessionField.revocationEndpoint, revocationEndpoint?.absoluteString)
         writer.text(SessionField.clientID, clientID)
@@ -80,14 +88,22 @@ extension OAuthProvider {
     }
 
     init(reading reader: SealedFieldsReader) throws {
+        var kind = ProviderKind.oauth2
+        if let text = reader.text(SessionField.providerKind) {
+            guard let known = ProviderKind(rawValue: text) else {
+                throw VaultError(.unsupportedFormat, "a stored login uses a provider kind this build does not know; update sortedvault")
+            }
+            kind = known
+        }
         guard let tokenEndpoint = reader.text(SessionField.tokenEndpoint).flatMap(URL.init(string:)),
               let clientID = reader.text(SessionField.clientID),
               let authentication = reader.text(SessionField.clientAuthentication).flatMap(ClientAuthentication.init(rawValue:)) else {
             throw SealedFieldsReader.damaged("session")
         }
-        try self.init(tokenEndpoint: tokenEndpoint,
+        try self.init(kind: kind, tokenEndpoint: tokenEndpoint,
                       revocationEndpoint: reader.text(SessionField.revocationEndpoint).flatMap(URL.init(string:)),
                       clientID: clientID, clientSecret: reader.secret(SessionField.clientSecret),
-                      clientAuthentication: authentication)
+                      clientAuthentication: authentication, apiKey: reader.secret(SessionField.apiKey),
+                      issuer: reader.text(SessionField.issuer).flatMap(URL.init(string:)))
     }
 }

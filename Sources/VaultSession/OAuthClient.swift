@@ -27,6 +27,11 @@ struct OAuthClient: Sendable {
     let transport: any OAuthTransport
 
     func refresh(_ session: LoginSession, refreshToken: SecureBytes) async -> RefreshAnswer {
+        switch session.provider.kind {
+        case .firebase: return await refreshFirebase(session, refreshToken: refreshToken)
+        case .supabase: return await refreshSupabase(session, refreshToken: refreshToken)
+        case .oauth2, .oidc: break
+        }
         var form = FormBody()
         form.add("grant_type", "refresh_token")
         form.add("refresh_token", secret: refreshToken)

@@ -24,12 +24,21 @@ public struct OAuthProvider: Sendable, Equatable, CustomStringConvertible {
         case post
     }
 
+    /// The protocol this login speaks (see ``ProviderKind``); `oauth2` unless made by
+    /// ``firebase(apiKey:securetokenBase:)``, ``supabase(projectURL:apiKey:)`` or ``oidc(issuer:discovered:clientID:clientSecret:clientAuthentication:)``.
+    public internal(set) var kind: ProviderKind = .oauth2
     public var tokenEndpoint: URL
     public var revocationEndpoint: URL?
+    /// The OAuth2 client id; empty for Firebase and Supabase, which have none.
     public var clientID: String
     /// The client secret of a confidential client; nil for a public client.
     public var clientSecret: SecureBytes?
     public var clientAuthentication: ClientAuthentication
+    /// Firebase's Web API key or Supabase's anon key: not a user credential, but kept as a secret
+    /// (sealed, never in text) because it lets anyone call the project's auth API.
+    public internal(set) var apiKey: SecureBytes?
+    /// The OpenID Connect issuer whose tokens this login accepts.
+    public internal(set) var issuer: URL?
 
     public init(tokenEndpoint: URL, revocationEndpoint: URL? = nil, clientID: String, clientSecret: SecureBytes? = nil,
                 clientAuthentication: ClientAuthentication = .basic) throws {
@@ -54,12 +63,12 @@ public struct OAuthProvider: Sendable, Equatable, CustomStringConvertible {
     }
 
     public static func == (lhs: OAuthProvider, rhs: OAuthProvider) -> Bool {
-        lhs.tokenEndpoint == rhs.tokenEndpoint && lhs.revocationEndpoint == rhs.revocationEndpoint
+        lhs.kind == rhs.kind && lhs.issuer == rhs.issuer && lhs.apiKey == rhs.apiKey && lhs.tokenEndpoint == rhs.tokenEndpoint && lhs.revocationEndpoint == rhs.revocationEndpoint
             && lhs.clientID == rhs.clientID && lhs.clientAuthentication == rhs.clientAuthentication
             && lhs.clientSecret == rhs.clientSecret
     }
 
     public var description: String {
-        "OAuthProvider(\(tokenEndpoint.absoluteString), client: \(clientID.debugDescription), secret: \(clientSecret == nil ? "none" : "<redacted>"))"
+        "OAuthProvider(\(kind), \(tokenEndpoint.absoluteString), client: \(clientID.debugDescription), secret: \(clientSecret == nil ? "none" : "<redacted>")\(apiKey == nil ? "" : ", api key: <redacted>"))"
     }
 }

@@ -1,18 +1,71 @@
 import Foundation
 import VaultCrypto
 
-/// One form POST to a provider endpoint. The body holds tokens and perhaps the client secret, so it
-/// lives in secure memory; so does the `Authorization` header value.
+/// A named value that is a secret (an API key in a header or in the query): kept in secure memory
+/// until the transport sends it.
+public struct SecretParameter: Sendable {
+    public var name: String
+    public var value: SecureBytes
+
+    public init(name: String, value: SecureBytes) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// One POST to a provider endpoint. The body holds tokens and perhaps the client secret, so it
+/// lives in secure memory; so do the `Authorization` header value, secret headers (Supabase's
+/// `apikey`) and secret query parameters (Firebase's `key`).
+///
+/// `url` never holds a secret: it is the one address that may appear in text. Secret query
+/// parameters are joined to it only by the transport, at the moment of sending (``sendURL()``).
 public struct OAuthHTTPRequest: Sendable {
+    /// How the body is encoded.
+    public enum BodyFormat: String, Sendable {
+        /// `application/x-www-form-urlencoded` (RFC 6749, Firebase's securetoken).
+        case form
+        /// `application/json` (GoTrue).
+        case json
+
+        public var contentType: String {
+            switch self {
+            case .form: return "application/x-www-form-urlencoded"
+            case .json: return "application/json"
+            }
+        }
+    }
+
     public var url: URL
     public var body: SecureBytes
-    /// `Authorization: Basic …` when the client authenticates that way.
+    public var bodyFormat: BodyFormat
+    /// The whole `Authorization` header value: `Basic …` for client authentication, `Bearer …`
+    /// where a token authenticates the call.
     public var authorization: SecureBytes?
+    /// Extra headers whose values are secrets.
+    public var secretHeaders: [SecretParameter]
+    /// Query parameters whose values are secrets, appended to `url`'s query when sending.
+    public var secretQuery: [SecretParameter]
 
-    public init(url: URL, body: SecureBytes, authorization: SecureBytes? = nil) {
+    public init(url: URL, body: SecureBytes, authorization: SecureBytes? = nil, bodyFormat: BodyFormat = .form,
+                secretHeaders: [SecretParameter] = [], secretQuery: [SecretParameter] = []) {
         self.url = url
         self.body = body
+        self.bodyFormat = bodyFormat
         self.authorization = authorization
+        self.secretHeaders = secretHeaders
+        self.secretQuery = secretQuery
+    }
+
+    /// The URL to send, secret query parameters included. For the transport only: never log it,
+    /// never put it in an error; report `url` (or its host) instead.
+    public func sendURL() -> URL {
+        guard !secretQuery.isEmpty else { return url }
+        var text = url.absoluteString
+        for parameter in secretQuery {
+            text += (text.contains("?") ? "&" : "?") + FormBody.encode(Array(parameter.name.utf8)) + "="
+            text += parameter.value.withUnsafeBytes { FormBody.encodeSecure($0) }.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+        }
+        return URL(string: text) ?? url
     }
 }
 
@@ -40,9 +93,10 @@ public struct OAuthTransportError: Error, Sendable, CustomStringConvertible {
 /// How sessions reach providers. `VaultOAuthHTTP.URLSessionTransport` is the real one; tests of
 /// logic may script one.
 ///
-/// Conformers POST `application/x-www-form-urlencoded` with `Accept: application/json`, never
-/// follow redirects, bound the time a request takes and the size of the answer, and throw
-/// ``OAuthTransportError`` when no HTTP answer came back.
+/// Conformers POST the body with the request's content type and `Accept: application/json`, send
+/// its secret headers and secret query parameters, never follow redirects, bound the time a request
+/// takes and the size of the answer, throw ``OAuthTransportError`` when no HTTP answer came back,
+/// and never put ``OAuthHTTPRequest/sendURL()`` or a secret value into an error or a log.
 public protocol OAuthTransport: Sendable {
     func post(_ request: OAuthHTTPRequest) async throws -> OAuthHTTPResponse
 }

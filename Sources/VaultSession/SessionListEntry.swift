@@ -14,6 +14,8 @@ import Foundation
 public struct SessionListEntry: Sendable, Equatable {
     public var service: String
     public var account: String
+    /// The login's ``ProviderKind`` (`oauth2`, `oidc`, `firebase`, `supabase`).
+    public var providerKind: String
     /// The provider's user id (`sub`), when it gave one.
     public var userID: String?
     /// As ``SessionStatus/state``: `valid`, `refreshDue`, `expired` or `reauthRequired`.
@@ -23,10 +25,12 @@ public struct SessionListEntry: Sendable, Equatable {
     public var absoluteExpiresAt: Date?
     public var hasRefreshToken: Bool
 
-    public init(service: String, account: String, userID: String?, state: String, accessTokenExpiresAt: Date,
-                refreshTokenExpiresAt: Date?, absoluteExpiresAt: Date?, hasRefreshToken: Bool) {
+    public init(service: String, account: String, providerKind: String = ProviderKind.oauth2.rawValue, userID: String?,
+                state: String, accessTokenExpiresAt: Date, refreshTokenExpiresAt: Date?, absoluteExpiresAt: Date?,
+                hasRefreshToken: Bool) {
         self.service = service
         self.account = account
+        self.providerKind = providerKind
         self.userID = userID
         self.state = state
         self.accessTokenExpiresAt = accessTokenExpiresAt
@@ -37,7 +41,7 @@ public struct SessionListEntry: Sendable, Equatable {
 
     /// The entry of a login whose status is `status`.
     public init(service: String, account: String, status: SessionStatus) {
-        self.init(service: service, account: account, userID: status.userID, state: status.state,
+        self.init(service: service, account: account, providerKind: status.providerKind, userID: status.userID, state: status.state,
                   accessTokenExpiresAt: status.accessTokenExpiresAt, refreshTokenExpiresAt: status.refreshTokenExpiresAt,
                   absoluteExpiresAt: status.absoluteExpiresAt, hasRefreshToken: status.hasRefreshToken)
     }

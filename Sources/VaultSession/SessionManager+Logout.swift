@@ -14,16 +14,19 @@ extension SessionManager {
     /// It never waits for the provider while holding the login: a refresh under way is left to
     /// find the login gone, and whatever tokens it brings back are revoked, never stored.
     public func logout(_ key: ItemKey) async throws -> LogoutResult {
-        let (queued, wasLoggedIn) = try await withKeyLock(key) { () -> (QueuedRevocation?, Bool) in
+        let (queued, wasLoggedIn, kind) = try await withKeyLock(key) { () -> (QueuedRevocation?, Bool, ProviderKind?) in
             guard let session = try await storedSession(key) else {
                 forget(key)
-                return (nil, false)
+                return (nil, false, nil)
             }
             let queued = try await journalRevocation(of: session, for: key)
             try await wipe(key, event: .loggedOut)
-            return (queued, true)
+            return (queued, true, session.provider.kind)
         }
-        guard let queued else { return LogoutResult(wasLoggedIn: wasLoggedIn, revoked: false, revocationQueued: false) }
+        guard let queued else {
+            return LogoutResult(wasLoggedIn: wasLoggedIn, revoked: false, revocationQueued: false,
+                                providerCannotRevoke: kind.map { !$0.canRevoke } ?? false)
+        }
         let revoked = try await revoke(queued)
         return LogoutResult(wasLoggedIn: wasLoggedIn, revoked: revoked, revocationQueued: !revoked && queuedRevocations[queued.id] != nil)
     }
@@ -52,34 +55,28 @@ extension SessionManager {
     /// Sends the revocation; returns true once the provider confirmed (the record is then deleted).
     /// A transient failure keeps it queued with a hold-back; a refusal drops it, logged.
     func revoke(_ revocation: QueuedRevocation) async throws -> Bool {
-        guard let endpoint = revocation.provider.revocationEndpoint else {
+        guard revocation.provider.revocationEndpoint != nil else {
             try await dropQueued(revocation.id)
             return false
         }
-        // The refresh token first: revoking it ends the whole grant at most providers (RFC 7009 §2.1).
-        var tokens: [(SecureBytes, String)] = []
-        if let refreshToken = revocation.refreshToken { tokens.append((refreshToken, "refresh_token")) }
-        tokens.append((revocation.accessToken, "access_token"))
-        for (token, hint) in tokens {
-            switch await oauth.revoke(token, hint: hint, provider: revocation.provider, at: endpoint) {
-            case .revoked:
-                continue
-            case .transient(let reason):
-                let failures = (queuedRevocations[revocation.id]?.failures ?? 0) + 1
-                let delay = configuration.retry.delay(afterFailures: failures, random: random())
-                queuedRevocations[revocation.id] = RetryState(failures: failures, notBefore: clock.now.addingTimeInterval(delay))
-                scheduleChanged()
-                logger.notice("revocation queued: the provider did not answer", metadata: [
-                    "retryInSeconds": "\(Int(delay))", "reason": "\(reason)",
-                ])
-                return false
-            case .rejected(let error):
-                logger.warning("the provider refused the revocation; dropped", metadata: [
-                    "error": "\(error)",
-                ])
-                try await dropQueued(revocation.id)
-                return false
-            }
+        switch await oauth.revokeLogin(revocation) {
+        case .revoked:
+            break
+        case .transient(let reason):
+            let failures = (queuedRevocations[revocation.id]?.failures ?? 0) + 1
+            let delay = configuration.retry.delay(afterFailures: failures, random: random())
+            queuedRevocations[revocation.id] = RetryState(failures: failures, notBefore: clock.now.addingTimeInterval(delay))
+            scheduleChanged()
+            logger.notice("revocation queued: the provider did not answer", metadata: [
+                "retryInSeconds": "\(Int(delay))", "reason": "\(reason)",
+            ])
+            return false
+        case .rejected(let error):
+            logger.warning("the provider refused the revocation; dropped", metadata: [
+                "error": "\(error)",
+            ])
+            try await dropQueued(revocation.id)
+            return false
         }
         try await dropQueued(revocation.id)
         return true

@@ -71,7 +71,7 @@ extension SessionManager {
             case .answer(let result): return result
             case .request(let stored, let refreshToken): (session, usedToken) = (stored, refreshToken)
             }
-            let answer = await oauth.refresh(session, refreshToken: usedToken)
+            let answer = await verified(await oauth.refresh(session, refreshToken: usedToken), for: session)
             let applied = try await withKeyLock(key) {
                 try await apply(answer, to: session, usedToken: usedToken, for: key)
             }
@@ -169,7 +169,7 @@ extension SessionManager {
         case .rejected(let error, let description):
             guard current != nil else { return .answer(.reauthRequired(.noSession)) }
             throw VaultError(.providerRejected,
-                "the provider refused to refresh this login (\(error)\(description.map { ": \($0)" } ?? "")); check the client id, client secret and endpoints saved with it, then sign in again")
+                "the provider refused to refresh this login (\(error)\(description.map { ": \($0)" } ?? "")); check the provider settings saved with it (client id and secret, API key, endpoints), then sign in again")
         }
     }
 

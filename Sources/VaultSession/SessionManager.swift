@@ -83,6 +83,8 @@ public actor SessionManager {
     var subscribers: [UInt64: AsyncStream<SessionEvent>.Continuation] = [:]
     var nextSubscriberID: UInt64 = 0
     var scheduleObserver: (@Sendable () -> Void)?
+    /// Verifies `oidc` logins (``useOpenID(_:)``); nil refuses them.
+    var openID: (any OpenIDVerifier)?
 
     /// - Parameter random: numbers in 0..<1 for jitter; tests pass a fixed sequence.
     public init(store: any TokenStore, transport: any OAuthTransport, clock: any VaultClock,
@@ -107,6 +109,7 @@ public actor SessionManager {
         if let maximumLifetime, !(maximumLifetime > 0 && maximumLifetime <= 10 * 365 * 86400) {
             throw VaultError.invalidArgument("the maximum lifetime must be between 1 second and 10 years")
         }
+        let response = try await verifiedSignIn(response, provider: provider)
         return try await withKeyLock(key) {
             let now = clock.now
             let session = LoginSession(signIn: response, provider: provider, at: now, maximumLifetime: maximumLifetime)

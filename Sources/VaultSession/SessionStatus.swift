@@ -6,6 +6,8 @@ public struct SessionStatus: Sendable, Equatable {
     /// token will renew it), `expired` (the access token is dead, a refresh token will renew it)
     /// or `reauthRequired` (nothing can renew it).
     public var state: String
+    /// The login's ``ProviderKind`` (`oauth2`, `oidc`, `firebase`, `supabase`).
+    public var providerKind: String
     public var tokenType: String
     public var scopes: [String]
     public var accessTokenExpiresAt: Date
@@ -33,6 +35,7 @@ public struct SessionStatus: Sendable, Equatable {
         } else {
             state = session.accessTokenIsValid(at: now) ? "refreshDue" : "expired"
         }
+        providerKind = session.provider.kind.rawValue
         tokenType = session.tokenType
         scopes = session.scopes
         accessTokenExpiresAt = session.effectiveAccessTokenExpiry

@@ -90,7 +90,7 @@ public struct TokenResponse: Sendable, CustomStringConvertible {
 
     /// A token must be visible ASCII (RFC 6749 Appendix A, VSCHAR), so it can go into an
     /// `Authorization` header unchanged.
-    private static func token(_ text: String, field: String, maxBytes: Int = maximumTokenBytes) throws -> SecureBytes {
+    static func token(_ text: String, field: String, maxBytes: Int = maximumTokenBytes) throws -> SecureBytes {
         let utf8 = text.utf8
         guard !utf8.isEmpty, utf8.count <= maxBytes else {
             throw VaultError.invalidArgument("the token response's \(field) must be 1 to \(maxBytes) bytes")
@@ -101,7 +101,7 @@ public struct TokenResponse: Sendable, CustomStringConvertible {
         return SecureBytes(copying: utf8)
     }
 
-    private static func seconds(_ value: JSONValue?, field: String) throws -> TimeInterval? {
+    static func seconds(_ value: JSONValue?, field: String) throws -> TimeInterval? {
         guard let value, !value.isNull else { return nil }
         let number: Double?
         switch value {

@@ -1,3 +1,4 @@
+import BoundedJSON
 import Foundation
 import Synchronization
 import VaultCrypto
@@ -43,14 +44,33 @@ public final class ScriptedOAuthTransport: OAuthTransport {
 
     /// What one request carried, decoded.
     public struct Request: Sendable {
+        /// The request's URL without its secret query parameters (what may appear in text).
         public let url: URL
-        /// The form fields in order, percent-decoded.
+        /// The URL as sent, secret query parameters included.
+        public let sentURL: URL
+        public let bodyFormat: OAuthHTTPRequest.BodyFormat
+        /// The body as text.
+        public let body: String
+        /// The form fields in order, percent-decoded (empty for a JSON body).
         public let fields: [(name: String, value: String)]
         /// The `Authorization` header value, if any.
         public let authorization: String?
+        /// The secret headers, by name.
+        public let headers: [String: String]
 
         /// The first value of a form field.
         public subscript(field: String) -> String? { fields.first { $0.name == field }?.value }
+
+        /// The first value of a query parameter of the sent URL, percent-decoded.
+        public func query(_ name: String) -> String? {
+            URLComponents(url: sentURL, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == name }?.value
+        }
+
+        /// A string member of a JSON body.
+        public func json(_ member: String) -> String? {
+            guard bodyFormat == .json, case .object(let object)? = try? JSONValue.parse(Array(body.utf8), maxDepth: 8) else { return nil }
+            return object[member]?.stringValue
+        }
 
         public var usedBasicAuth: Bool { authorization?.hasPrefix("Basic ") ?? false }
 
@@ -126,10 +146,13 @@ public final class ScriptedOAuthTransport: OAuthTransport {
     }
 
     public func post(_ request: OAuthHTTPRequest) async throws -> OAuthHTTPResponse {
+        let body = request.body.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
         let recorded = Request(
-            url: request.url,
-            fields: Self.formFields(request.body.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }),
-            authorization: request.authorization.map { $0.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } })
+            url: request.url, sentURL: request.sendURL(), bodyFormat: request.bodyFormat, body: body,
+            fields: request.bodyFormat == .form ? Self.formFields(body) : [],
+            authorization: request.authorization.map { $0.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } },
+            headers: Dictionary(request.secretHeaders.map { ($0.name, $0.value.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }) },
+                                uniquingKeysWith: { first, _ in first }))
         let arrived = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.requests.append(recorded)
             let count = state.requests.count

@@ -14,7 +14,7 @@ import Glibc
 struct SessionCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "session",
-        abstract: "Keep an OAuth2 login alive: save it once, then autologin at every start.",
+        abstract: "Keep a login (OAuth2, OpenID Connect, Firebase, Supabase) alive: save it once, then autologin at every start.",
         discussion: """
             autologin and refresh print the access token on standard output and exit with
             0 (valid or refreshed), 8 (sign in again: the reason is on standard error) or
@@ -35,49 +35,76 @@ struct SessionKeyArguments: ParsableArguments {
 struct SessionSave: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "save",
-        abstract: "Store a login from the provider's token response (JSON on standard input).",
+        abstract: "Store a login from the provider's sign-in answer (JSON on standard input).",
         discussion: """
-            Pipe the JSON the provider answered at sign-in (access_token, token_type, expires_in,
-            refresh_token, scope, id_token). A client secret is read from --client-secret-fd, never
-            from the command line.
+            Pipe the JSON the provider answered at sign-in, unchanged: oauth2 and oidc (access_token,
+            token_type, expires_in, refresh_token, scope, id_token), supabase (the session of
+            signInWithPassword), firebase (the answer of signInWithPassword: idToken, refreshToken,
+            expiresIn, localId). Secrets are read from descriptors, never from the command line:
+            --client-secret-fd, --api-key-fd.
+
+            --kind oauth2 (default): --token-endpoint, --client-id [--revocation-endpoint]
+            --kind oidc:     --issuer, --client-id (endpoints from the discovery document)
+            --kind firebase: --api-key-fd [--url, default https://securetoken.googleapis.com;
+                             the Auth emulator: http://127.0.0.1:PORT/securetoken.googleapis.com]
+            --kind supabase: --url https://PROJECT.supabase.co, --api-key-fd (the anon key)
             """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var login: SessionKeyArguments
-    @Option(help: "The provider's token endpoint (https, or http to a loopback address).") var tokenEndpoint: String
-    @Option(help: "The provider's RFC 7009 revocation endpoint, used at logout.") var revocationEndpoint: String?
-    @Option(help: "The OAuth2 client id.") var clientId: String
-    @Option(help: "Read the client secret (first line) from this file descriptor; omit for a public client.") var clientSecretFd: Int32?
-    @Option(help: "How the client authenticates: basic (default) or post.") var clientAuth: String = "basic"
+    @Option(help: "The provider kind: oauth2 (default), oidc, firebase or supabase.") var kind: String = "oauth2"
+    @Option(help: "oauth2: the provider's token endpoint (https, or http to a loopback address).") var tokenEndpoint: String?
+    @Option(help: "oauth2: the provider's RFC 7009 revocation endpoint, used at logout.") var revocationEndpoint: String?
+    @Option(help: "oauth2, oidc: the OAuth2 client id.") var clientId: String?
+    @Option(help: "oauth2, oidc: read the client secret (first line) from this file descriptor; omit for a public client.") var clientSecretFd: Int32?
+    @Option(help: "oauth2, oidc: how the client authenticates: basic (default) or post.") var clientAuth: String = "basic"
+    @Option(help: "oidc: the issuer URL (its /.well-known/openid-configuration names the endpoints).") var issuer: String?
+    @Option(help: "supabase: the project URL; firebase: the securetoken base URL.") var url: String?
+    @Option(help: "firebase, supabase: read the Web API key / anon key (first line) from this file descriptor.") var apiKeyFd: Int32?
     @Option(help: "End the login this many seconds after sign-in, whatever its tokens say.") var maxLifetime: Int?
 
     func run() async throws {
         try await reportingErrors {
             let key = try login.key()
-            guard let authentication = OAuthProvider.ClientAuthentication(rawValue: clientAuth) else {
-                throw VaultError.invalidArgument("--client-auth takes basic or post")
-            }
-            guard let token = URL(string: tokenEndpoint) else { throw VaultError.invalidArgument("--token-endpoint is not a URL") }
-            let revocation = try revocationEndpoint.map { text -> URL in
-                guard let url = URL(string: text) else { throw VaultError.invalidArgument("--revocation-endpoint is not a URL") }
-                return url
-            }
-            let secret = try clientSecretFd.map { try SecretInput.passphrase(fd: $0, prompt: "") }
-            let provider = try OAuthProvider(tokenEndpoint: token, revocationEndpoint: revocation, clientID: clientId,
-                                             clientSecret: secret, clientAuthentication: authentication)
+            let settings = try providerSettings()
+            if settings.kind != .oidc { _ = try settings.resolved() }  // a clear error before anything is read
             let input = try SecretInput.readAll(fd: 0, limit: TokenResponse.maximumBytes, what: "the token response")
             let object = try input.withUnsafeBytes { raw -> [String: JSONValue] in
                 guard case .object(let object)? = try? JSONValue.parse(raw, maxDepth: 8) else {
-                    throw VaultError.invalidArgument("standard input is not a JSON object: pipe the provider's token response unchanged")
+                    throw VaultError.invalidArgument("standard input is not a JSON object: pipe the provider's answer unchanged")
                 }
                 return object
             }
-            _ = try TokenResponse(object: object)  // a clear error here, before the daemon sees it
-            let session = try await global.sessionClient().save(tokenResponse: object, provider: provider, for: key,
+            _ = try TokenResponse(object: object, kind: settings.kind)  // a clear error here, before the daemon sees it
+            let session = try await global.sessionClient().save(tokenResponse: object, provider: settings, for: key,
                                                                  maximumLifetime: maxLifetime)
             let expires = session["accessTokenExpiresAt"]?.doubleValue.map { Date(timeIntervalSince1970: $0) }
-            print("saved the login for \(key.service)/\(key.account); the access token expires \(expires.map { "\($0)" } ?? "at an unknown time")")
+            print("saved the \(settings.kind) login for \(key.service)/\(key.account); the token expires \(expires.map { "\($0)" } ?? "at an unknown time")")
         }
+    }
+
+    /// The options as provider settings; secrets come from their descriptors.
+    private func providerSettings() throws -> ProviderSettings {
+        guard let kind = ProviderKind(rawValue: kind) else {
+            throw VaultError.invalidArgument("--kind takes \(ProviderKind.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        guard let authentication = OAuthProvider.ClientAuthentication(rawValue: clientAuth) else {
+            throw VaultError.invalidArgument("--client-auth takes basic or post")
+        }
+        func parse(_ text: String?, _ option: String) throws -> URL? {
+            guard let text else { return nil }
+            guard let url = URL(string: text), url.scheme != nil else { throw VaultError.invalidArgument("\(option) is not a URL") }
+            return url
+        }
+        if kind == .firebase || kind == .supabase, apiKeyFd == nil {
+            throw VaultError.invalidArgument("--kind \(kind) needs --api-key-fd N (the key is never taken from the command line)")
+        }
+        return ProviderSettings(
+            kind: kind, tokenEndpoint: try parse(tokenEndpoint, "--token-endpoint"),
+            revocationEndpoint: try parse(revocationEndpoint, "--revocation-endpoint"), clientID: clientId,
+            clientSecret: try clientSecretFd.map { try SecretInput.passphrase(fd: $0, prompt: "") },
+            clientAuthentication: authentication, issuer: try parse(issuer, "--issuer"), url: try parse(url, "--url"),
+            apiKey: try apiKeyFd.map { try SecretInput.passphrase(fd: $0, prompt: "") })
     }
 }
 
@@ -145,6 +172,8 @@ struct SessionLogout: AsyncParsableCommand {
                 print("logged out; the provider revoked the tokens")
             } else if result.revocationQueued {
                 print("logged out here; the provider is unreachable, so the revocation is queued and retried by the daemon")
+            } else if result.providerCannotRevoke {
+                print("logged out here; this provider gives apps no way to revoke, so its refresh token stays valid at the provider until it is revoked there (for Firebase: the Admin SDK's revokeRefreshTokens, or disabling the user)")
             } else {
                 print("logged out; no revocation endpoint is configured, so the tokens stay valid at the provider until they expire")
             }
@@ -176,7 +205,7 @@ struct SessionStatusCommand: AsyncParsableCommand {
             print("signed in: \(date("signedInAt")); last refreshed: \(date("lastRefreshedAt")); login ends: \(date("absoluteExpiresAt"))")
             print("scopes: \(session["scopes"]?.arrayValue?.compactMap(\.stringValue).joined(separator: " ") ?? "")")
             print("user: \(session["userId"]?.stringValue ?? "—")")
-            print("provider: \(session["tokenEndpoint"]?.stringValue ?? "?") (client \(session["clientId"]?.stringValue ?? "?"), \(session["clientAuthentication"]?.stringValue ?? "?"))")
+            print("provider: \(session["providerKind"]?.stringValue ?? "oauth2") at \(session["tokenEndpoint"]?.stringValue ?? "?") (client \(session["clientId"]?.stringValue ?? "?"), \(session["clientAuthentication"]?.stringValue ?? "?"))")
         }
     }
 }

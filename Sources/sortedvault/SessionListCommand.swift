@@ -14,7 +14,8 @@ struct SessionListCommand: AsyncParsableCommand {
         abstract: "List the stored logins the access policy lets you see (never their tokens).",
         discussion: """
             One line per login: SERVICE, ACCOUNT, state (valid, refreshDue, expired, reauthRequired),
-            user id and when the access token expires. --json prints the daemon's List reply.
+            user id, when the access token expires and the provider kind (oauth2, oidc, firebase,
+            supabase). --json prints the daemon's List reply.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -35,7 +36,7 @@ struct SessionListCommand: AsyncParsableCommand {
             }
             for login in logins {
                 print([login.service, login.account, login.state, "user: \(login.userID ?? "—")",
-                       "access token expires: \(login.accessTokenExpiresAt)"].joined(separator: "  "))
+                       "access token expires: \(login.accessTokenExpiresAt)", "provider: \(login.providerKind)"].joined(separator: "  "))
             }
         }
     }

@@ -1,0 +1,31 @@
+import Foundation
+import VaultCrypto
+import VaultOIDC
+import VaultSession
+
+/// The session manager's OpenID Connect checks, done by the daemon's one ``OIDCProviderCache``
+/// (discovery documents and key sets cached, re-fetched on a key-id miss).
+struct OIDCCacheVerifier: OpenIDVerifier {
+    let cache: OIDCProviderCache
+
+    func endpoints(of issuer: URL) async throws(OpenIDVerificationError) -> (token: URL, revocation: URL?) {
+        do {
+            let document = try await cache.discovery(for: issuer)
+            return (document.tokenEndpoint, document.revocationEndpoint)
+        } catch {
+            throw Self.converted(error)
+        }
+    }
+
+    func verifiedSubject(of idToken: SecureBytes, issuer: URL, clientID: String) async throws(OpenIDVerificationError) -> String {
+        do {
+            return try await cache.verifyIDToken(idToken, issuer: issuer, clientID: clientID).subject
+        } catch {
+            throw Self.converted(error)
+        }
+    }
+
+    private static func converted(_ error: OIDCError) -> OpenIDVerificationError {
+        error.code.isTransient ? .unreachable(error.reason) : .refused("\(error.code.name): \(error.reason)")
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+import VaultCrypto
+
+/// What an `oidc` login needs from OpenID Connect: the endpoints the issuer's discovery document
+/// names, and a verified id token. `VaultSession` does no I/O and no JWT crypto of its own; the
+/// daemon hands the manager one backed by `VaultOIDC.OIDCProviderCache`.
+///
+/// ```swift
+/// await sessions.useOpenID(OIDCCacheVerifier(cache: cache))
+/// ```
+public protocol OpenIDVerifier: Sendable {
+    /// The token and revocation endpoints of `issuer`'s discovery document.
+    func endpoints(of issuer: URL) async throws(OpenIDVerificationError) -> (token: URL, revocation: URL?)
+    /// Verifies the id token (signature from the issuer's keys, `iss`, `aud` = `clientID`, `exp`)
+    /// and returns its `sub`.
+    func verifiedSubject(of idToken: SecureBytes, issuer: URL, clientID: String) async throws(OpenIDVerificationError) -> String
+}
+
+/// Why an id token or a discovery document was not accepted.
+public enum OpenIDVerificationError: Error, Sendable, CustomStringConvertible {
+    /// The provider's documents could not be fetched: nothing is decided, try again later.
+    case unreachable(String)
+    /// The token (or the provider's document) is refused; the reason says which check failed.
+    case refused(String)
+
+    public var description: String {
+        switch self {
+        case .unreachable(let reason), .refused(let reason): return reason
+        }
+    }
+}

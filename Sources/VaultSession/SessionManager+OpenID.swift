@@ -1,0 +1,92 @@
+import Foundation
+import VaultCore
+import VaultCrypto
+
+/// OpenID Connect logins: endpoints from discovery at sign-in, and the id token verified at sign-in
+/// and after every refresh; the login's user id is the verified `sub`.
+extension SessionManager {
+    /// Gives the manager what it needs for `oidc` logins; without it they are refused.
+    public func useOpenID(_ verifier: any OpenIDVerifier) {
+        openID = verifier
+    }
+
+    /// The provider for `settings`: for `oidc`, its endpoints come from the issuer's discovery document.
+    public func provider(for settings: ProviderSettings) async throws -> OAuthProvider {
+        guard settings.kind == .oidc else { return try settings.resolved() }
+        try settings.checkOnlyNeeded()
+        guard let openID else { throw VaultError(.unavailable, "OpenID Connect logins are not available in this process") }
+        guard let issuer = settings.issuer else { throw VaultError.invalidArgument("an oidc provider needs its issuer URL") }
+        guard let clientID = settings.clientID else { throw VaultError.invalidArgument("an oidc provider needs its client id") }
+        let endpoints: (token: URL, revocation: URL?)
+        do {
+            endpoints = try await openID.endpoints(of: issuer)
+        } catch {
+            throw Self.saveError(error, what: "the issuer's discovery document")
+        }
+        return try OAuthProvider.oidc(issuer: issuer, tokenEndpoint: endpoints.token, revocationEndpoint: endpoints.revocation,
+                                      clientID: clientID, clientSecret: settings.clientSecret,
+                                      clientAuthentication: settings.clientAuthentication)
+    }
+
+    /// Stores a new login from `settings` (any kind), verifying an `oidc` sign-in first.
+    @discardableResult
+    public func save(_ response: TokenResponse, settings: ProviderSettings, for key: ItemKey,
+                     maximumLifetime: TimeInterval? = nil) async throws -> SessionStatus {
+        let provider = try await provider(for: settings)
+        return try await save(response, provider: provider, for: key, maximumLifetime: maximumLifetime)
+    }
+
+    /// The sign-in answer with its verified `sub` as the user id; refuses one whose id token fails.
+    func verifiedSignIn(_ response: TokenResponse, provider: OAuthProvider) async throws -> TokenResponse {
+        guard provider.kind == .oidc, let issuer = provider.issuer else { return response }
+        guard let openID else { throw VaultError(.unavailable, "OpenID Connect logins are not available in this process") }
+        guard let idToken = response.idToken else {
+            throw VaultError.invalidArgument("an OpenID Connect sign-in answer must carry an id_token (ask for the openid scope); nothing was stored")
+        }
+        var verified = response
+        do {
+            verified.userID = try await openID.verifiedSubject(of: idToken, issuer: issuer, clientID: provider.clientID)
+        } catch {
+            throw Self.saveError(error, what: "the id token")
+        }
+        return verified
+    }
+
+    /// A refresh answer of an `oidc` login, with a new id token verified (a refresh may omit it:
+    /// OpenID Connect Core §12.2). A refused token is ProviderRejected (nothing stored or deleted).
+    /// When the keys cannot be fetched (a key rotation during an outage), the new id token is
+    /// dropped, never stored unverified, and the rest is kept: the provider may have rotated the
+    /// refresh token, and losing it would end the login.
+    func verified(_ answer: RefreshAnswer, for session: LoginSession) async -> RefreshAnswer {
+        guard session.provider.kind == .oidc, case .tokens(var response) = answer,
+              let idToken = response.idToken, let issuer = session.provider.issuer else { return answer }
+        guard let openID else { return .rejected(error: "oidc_unavailable", description: "OpenID Connect is not available in this process") }
+        do {
+            let subject = try await openID.verifiedSubject(of: idToken, issuer: issuer, clientID: session.provider.clientID)
+            if let known = session.userID, known != subject {
+                return .rejected(error: "invalid_id_token", description: "the refreshed id token is for another user (sub changed)")
+            }
+            response.userID = subject
+            return .tokens(response)
+        } catch {
+            switch error {
+            case .unreachable(let reason):
+                logger.notice("a refreshed id token could not be verified now; it was dropped, the previous one is kept",
+                              metadata: ["reason": "\(reason)"])
+                response.idToken = nil
+                response.userID = nil
+                return .tokens(response)
+            case .refused(let reason): return .rejected(error: "invalid_id_token", description: reason)
+            }
+        }
+    }
+
+    private static func saveError(_ error: OpenIDVerificationError, what: String) -> VaultError {
+        switch error {
+        case .unreachable(let reason):
+            return VaultError(.unavailable, "\(what) could not be checked: \(reason); nothing was stored, try again")
+        case .refused(let reason):
+            return VaultError.invalidArgument("\(what) was refused: \(reason); nothing was stored, sign in again")
+        }
+    }
+}
