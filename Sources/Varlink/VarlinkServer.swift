@@ -146,6 +146,8 @@ public final class VarlinkServer: Sendable {
         ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .childChannelOption(ChannelOptions.autoRead, value: false)
+            // A client may send its requests and shut down its writing side; it still gets its replies.
+            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { [self] channel in
                 self.initializeConnection(channel)
             }

@@ -9,7 +9,9 @@
 /// without a reason.
 public struct VarlinkServerConfiguration: Sendable {
     /// The largest message, in bytes without the terminating NUL. A longer message gets a
-    /// `FrameTooLarge` error reply and the connection is closed.
+    /// `FrameTooLarge` error reply and the connection is closed. It is also the read budget of a
+    /// connection: the server buffers at most one frame of this size (plus one read) per connection,
+    /// and reads nothing more while a whole frame waits for its turn.
     public var maxFrameBytes = 1 << 20
     /// The deepest JSON nesting accepted in a message.
     public var maxDepth = 64
@@ -19,10 +21,6 @@ public struct VarlinkServerConfiguration: Sendable {
     public var maxConnections = 1024
     /// How long a connection may stay with no request being handled before it is closed.
     public var idleTimeout: Duration = .seconds(60)
-    /// Requests parsed but not yet handled, per connection. Beyond that the server stops reading
-    /// from the connection until it catches up, so a client that never reads its replies only
-    /// fills its own socket buffers.
-    public var maxPendingRequests = 64
     /// Decides from the kernel-reported peer whether to serve a connection at all (the daemon asks
     /// its access policy). A refused connection gets one `org.varlink.service.PermissionDenied`
     /// error and is closed before anything it sent is read.
