@@ -17,6 +17,14 @@ public struct VarlinkServerConfiguration: Sendable {
     public var maxDepth = 64
     /// Connections one uid may hold open at once; more are refused at accept time.
     public var maxConnectionsPerUID = 64
+    /// Connections one process (one pid) may hold open at once.
+    public var maxConnectionsPerProcess = 32
+    /// Connections all processes of one executable (per uid) may hold open at once.
+    public var maxConnectionsPerExecutable = 56
+    /// The last of a uid's ``maxConnectionsPerUID`` slots that only a process holding no
+    /// connection yet may take: however many connections one app holds, another app still gets in.
+    /// nil = an eighth of ``maxConnectionsPerUID``; never more than ``maxConnectionsPerUID`` − 1.
+    public var connectionsReservedForNewProcesses: Int? = nil
     /// Connections the whole server holds open at once; more are refused at accept time.
     public var maxConnections = 1024
     /// How long a connection may stay with no request being handled before it is closed.
