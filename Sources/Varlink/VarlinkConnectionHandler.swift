@@ -126,6 +126,12 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
         }
         switch next {
         case .frame(.success(let call)):
+            // Access rules name executables: a connection kept across an exec, or an executable
+            // deleted or replaced since accept, is judged on a file that no longer runs.
+            guard peer.executableIsUnchanged() else {
+                refuseAndClose(.executableChanged, context: context)
+                return
+            }
             start(call, context: context, sink: sink)
         case .frame(.failure(let error)):
             refuseAndClose(error, context: context)
@@ -143,7 +149,8 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    /// Answers a broken or oversized message, after the replies before it, and closes.
+    /// Answers a broken or oversized message (or a call from a changed executable), after the
+    /// replies before it, and closes.
     private func refuseAndClose(_ error: VarlinkError, context: ChannelHandlerContext) {
         dispatcher.logger.info("Closing connection after an error", metadata: [
             "uid": "\(peer.uid)", "pid": "\(peer.pid)", "error": .string(error.name),

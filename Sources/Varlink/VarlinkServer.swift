@@ -163,6 +163,12 @@ public final class VarlinkServer: Sendable {
             level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
         return credentials.flatMap { ucred in
             let peer = PeerCredentials(ucred)
+            if peer.executableWasDeleted {
+                self.logger.notice("Refusing a process whose executable was deleted", metadata: [
+                    "uid": "\(peer.uid)", "pid": "\(peer.pid)", "exe": "\(peer.executable ?? "?")",
+                ])
+                return self.addHandler(ConnectionRefusalHandler(reason: .executableChanged), to: channel)
+            }
             guard self.configuration.admit(peer) else {
                 return self.addHandler(ConnectionRefusalHandler(reason: .permissionDenied), to: channel)
             }
