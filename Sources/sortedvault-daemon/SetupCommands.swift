@@ -114,6 +114,8 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(help: .hidden) var unsafeClockFile: String?
 
     func run() async throws {
+        let listener = DaemonConfiguration.systemdListener()
+        ProcessHardening.closeInheritedDescriptors(keeping: listener)
         let level = logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -121,8 +123,9 @@ struct DaemonCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "sortedvault.daemon")
+        ProcessHardening.warnWhenSecretsCanBeSwapped(logger: logger)
         do {
-            var configuration = DaemonConfiguration(paths: try global.paths(), inheritedListener: DaemonConfiguration.systemdListener())
+            var configuration = DaemonConfiguration(paths: try global.paths(), inheritedListener: listener)
             if let unsafeClockFile {
                 logger.warning("test clock in use: time comes from \(unsafeClockFile)")
                 configuration.clock = FileClock(path: unsafeClockFile)
