@@ -29,8 +29,9 @@ public final class VarlinkServer: Sendable {
         var createdSocketPaths: [String] = []
         var connections: [ObjectIdentifier: any Channel] = [:]
         var limiter: ConnectionLimiter
-        /// Connections released since start: a settling round that released any is followed by another.
-        var released = 0
+        /// Connections admitted or released since start: a settling round that saw either is followed
+        /// by another (a connection admitted during a burst may be one whose client already left).
+        var changes = 0
         var isShutDown = false
     }
 
@@ -196,6 +197,7 @@ public final class VarlinkServer: Sendable {
             guard !state.isShutDown else { return .total }
             if let refusal = state.limiter.admit(peer) { return refusal }
             state.connections[ObjectIdentifier(channel)] = channel
+            state.changes += 1
             return nil
         }
     }
@@ -206,7 +208,7 @@ public final class VarlinkServer: Sendable {
             self.state.withLock { state in
                 if state.connections.removeValue(forKey: id) != nil {
                     state.limiter.release(peer)
-                    state.released += 1
+                    state.changes += 1
                 }
             }
         }
@@ -224,10 +226,11 @@ public final class VarlinkServer: Sendable {
         }
     }
 
-    /// Lets every event loop make an I/O pass, one round after the other, until a round releases no
-    /// connection (at least three rounds, at most ten). A connection whose client had closed before this
-    /// was called has then read its end of input (I/O pass), closed, and released its slot (a task
-    /// of its own on its loop).
+    /// Lets every event loop make an I/O pass, one round after the other, until a round in which no
+    /// connection was admitted or released (at least three rounds, at most a hundred: a burst of
+    /// connections closed before they were accepted keeps admitting and releasing for a while).
+    /// A connection whose client had closed before this was called has then read its end of input
+    /// (I/O pass), closed, and released its slot (a task of its own on its loop).
     ///
     /// Each round is a task scheduled a millisecond ahead rather than submitted: an event loop runs
     /// every task submitted while it drains its queue before polling again, so a chain of
@@ -235,11 +238,11 @@ public final class VarlinkServer: Sendable {
     private func settleClosedConnections(on eventLoop: any EventLoop, round: Int = 0) -> EventLoopFuture<Void> {
         var loops: [any EventLoop] = []
         for loop in group.makeIterator() { loops.append(loop) }
-        let before = state.withLock { $0.released }
+        let before = state.withLock { $0.changes }
         let passes = loops.map { $0.scheduleTask(in: .milliseconds(1)) {}.futureResult }
         return EventLoopFuture.andAllComplete(passes, on: eventLoop).flatMap {
-            let freed = self.state.withLock { $0.released } > before
-            guard round < 9, freed || round < 2 else { return eventLoop.makeSucceededVoidFuture() }
+            let changed = self.state.withLock { $0.changes } != before
+            guard round < 99, changed || round < 2 else { return eventLoop.makeSucceededVoidFuture() }
             return self.settleClosedConnections(on: eventLoop, round: round + 1)
         }
     }

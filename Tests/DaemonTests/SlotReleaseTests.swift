@@ -26,5 +26,18 @@ extension DaemonSuite {
             }
             #expect(refusals.isEmpty, "\(refusals.count) refusals: \(refusals.prefix(5))")
         }
+
+        /// What `aSocketActivatedDaemonServesTheInheritedListener` once tripped over: a burst of
+        /// probes that connect and close at once (many still waiting to be accepted), then the CLI.
+        @Test func theCLIIsServedRightAfterAThousandProbeConnections() throws {
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            try cli.startDaemon()
+            for round in 0..<10 {
+                for _ in 0..<1000 { _ = cli.socketAnswers() }
+                let status = try cli.run(["status", "--no-autostart"])
+                #expect(status.status == 0, "round \(round): \(status.stderr)")
+            }
+        }
     }
 }
