@@ -10,12 +10,19 @@ import Musl
 /// releases: frames may carry secrets, so no copy is left behind in freed memory.
 ///
 /// Growth is done by hand (copy, then zero the old storage) because letting `ByteBuffer`
-/// reallocate would free the old storage unwiped.
+/// reallocate would free the old storage unwiped. The storage also shrinks again: once the
+/// frames that made it grow are consumed, what remains moves to a small buffer, so one large
+/// message does not pin its memory for the life of the connection.
 struct FrameBuffer {
     private var storage: ByteBuffer
     private let allocator: ByteBufferAllocator
     /// Bytes after the reader index already known to contain no NUL.
     private var scanned = 0
+    /// The offset (from the reader index) of the first NUL, once found.
+    private var firstNUL: Int?
+
+    /// Storage at or below this capacity is never shrunk: reallocating it would cost more than it frees.
+    static let shrinkThreshold = 64 * 1024
 
     enum Next<R> {
         /// A complete frame, and what the body made of it.
@@ -34,14 +41,19 @@ struct FrameBuffer {
     /// Bytes received but not yet handed out as a frame.
     var bufferedBytes: Int { storage.readableBytes }
 
+    /// Bytes of memory the buffer holds, used or not.
+    var capacity: Int { storage.capacity }
+
+    /// Whether a whole frame (up to its NUL) is buffered.
+    var hasCompleteFrame: Bool {
+        mutating get { locateFirstNUL() != nil }
+    }
+
     /// Copies `incoming` in and zeroes `incoming`.
     mutating func append(_ incoming: inout ByteBuffer) {
         let needed = incoming.readableBytes
         if storage.writableBytes < needed {
-            var replacement = allocator.buffer(capacity: max(storage.readableBytes + needed, storage.capacity * 2, 4096))
-            replacement.writeImmutableBuffer(storage)
-            Self.zeroAll(&storage)
-            storage = replacement
+            reallocate(capacity: Self.roundedCapacity(storage.readableBytes + needed))
         }
         storage.writeImmutableBuffer(incoming)
         incoming.withUnsafeMutableReadableBytes { bytes in
@@ -51,13 +63,9 @@ struct FrameBuffer {
 
     /// Passes the next complete frame (without its NUL) to `body`, then zeroes it; or reports why not.
     mutating func nextFrame<R>(maxBytes: Int, _ body: (UnsafeRawBufferPointer) -> R) -> Next<R> {
-        let view = storage.readableBytesView
-        let searchStart = view.index(view.startIndex, offsetBy: scanned)
-        guard let nul = view[searchStart...].firstIndex(of: 0) else {
-            scanned = view.count
-            return view.count > maxBytes ? .tooLarge : .needMore
+        guard let length = locateFirstNUL() else {
+            return storage.readableBytes > maxBytes ? .tooLarge : .needMore
         }
-        let length = nul - view.startIndex
         guard length <= maxBytes else { return .tooLarge }
         let result = storage.withUnsafeMutableReadableBytes { bytes -> R in
             let frame = UnsafeRawBufferPointer(rebasing: bytes[0..<length])
@@ -67,7 +75,9 @@ struct FrameBuffer {
         }
         storage.moveReaderIndex(forwardBy: length + 1)
         scanned = 0
+        firstNUL = nil
         if storage.readableBytes == 0 { storage.clear() }
+        shrinkIfSparse()
         return .frame(result)
     }
 
@@ -76,6 +86,40 @@ struct FrameBuffer {
         Self.zeroAll(&storage)
         storage = allocator.buffer(capacity: 0)
         scanned = 0
+        firstNUL = nil
+    }
+
+    private mutating func locateFirstNUL() -> Int? {
+        if let firstNUL { return firstNUL }
+        let view = storage.readableBytesView
+        let searchStart = view.index(view.startIndex, offsetBy: scanned)
+        guard let nul = view[searchStart...].firstIndex(of: 0) else {
+            scanned = view.count
+            return nil
+        }
+        firstNUL = nul - view.startIndex
+        return firstNUL
+    }
+
+    /// Moves the unread bytes to a smaller buffer when they use a small part of a large one.
+    private mutating func shrinkIfSparse() {
+        guard storage.capacity > Self.shrinkThreshold, storage.readableBytes <= storage.capacity / 4 else { return }
+        reallocate(capacity: Self.roundedCapacity(storage.readableBytes))
+    }
+
+    /// Copies the unread bytes into fresh storage of `capacity` bytes and zeroes the old storage.
+    private mutating func reallocate(capacity: Int) {
+        var replacement = allocator.buffer(capacity: capacity)
+        replacement.writeImmutableBuffer(storage)
+        Self.zeroAll(&storage)
+        storage = replacement
+    }
+
+    /// The next power of two at or above `count`, at least 4 KiB.
+    private static func roundedCapacity(_ count: Int) -> Int {
+        var capacity = 4096
+        while capacity < count { capacity <<= 1 }
+        return capacity
     }
 
     private static func zeroAll(_ buffer: inout ByteBuffer) {

@@ -6,24 +6,57 @@ import Musl
 
 /// Who is on the other end of a Unix socket, as the kernel reports it at accept time.
 ///
-/// The server reads these with `SO_PEERCRED` and `/proc/PID/exe`; nothing the client sends can
-/// change them. Use them for access decisions, e.g. refuse any uid but the vault owner's.
+/// The server reads these with `SO_PEERCRED`, `/proc/PID/exe` and `/proc/PID/status`; nothing
+/// the client sends can change them. Use them for access decisions, e.g. refuse any uid but the
+/// vault owner's.
 ///
-/// `pid` and `executable` describe the process that connected; a process can exit and its pid be
-/// reused, so treat `executable` as a hint for policy rules, not as proof of identity.
+/// `pid` and `executable` describe the process that connected. The server checks before every
+/// call that the process still runs the same executable file (``executableIsUnchanged()``), so a
+/// connection handed to another program, or kept across an `exec`, is refused. An executable
+/// rule is still no proof of identity against code of the same user: see docs/security-socket.md.
 public struct PeerCredentials: Sendable, Hashable {
     public let uid: UInt32
+    /// The effective gid.
     public let gid: UInt32
     public let pid: Int32
     /// The target of `/proc/PID/exe`, or nil when it cannot be read (another user's process
-    /// without `CAP_SYS_PTRACE`, or the process already exited).
+    /// without `CAP_SYS_PTRACE`, a non-dumpable process, or the process already exited).
     public let executable: String?
+    /// The supplementary groups (`Groups:` of `/proc/PID/status`), or nil when they cannot be read.
+    public let groups: [UInt32]?
+    /// Device and inode of the executable file at accept time, when readable.
+    public let executableFile: FileIdentity?
 
-    public init(uid: UInt32, gid: UInt32, pid: Int32, executable: String?) {
+    /// A file, by the numbers that survive renames: device and inode.
+    public struct FileIdentity: Sendable, Hashable {
+        public let device: UInt64
+        public let inode: UInt64
+    }
+
+    public init(uid: UInt32, gid: UInt32, pid: Int32, executable: String?, groups: [UInt32]? = nil, executableFile: FileIdentity? = nil) {
         self.uid = uid
         self.gid = gid
         self.pid = pid
         self.executable = executable
+        self.groups = groups
+        self.executableFile = executableFile
+    }
+
+    /// Whether the executable path says the file was deleted or replaced since the process started
+    /// (the kernel appends " (deleted)"): the file that ran can no longer be judged by its path.
+    public var executableWasDeleted: Bool {
+        executable?.hasSuffix(" (deleted)") ?? false
+    }
+
+    /// Reads `/proc/PID/exe` again: true when the process still runs the file it connected with,
+    /// and that file has not been deleted. Also true when the executable could not be read at
+    /// accept (nothing was granted on it: rules with `executables` never match an unknown one).
+    public func executableIsUnchanged() -> Bool {
+        guard executable != nil else { return true }
+        guard let now = Self.executable(ofProcess: pid), now == executable, !executableWasDeleted,
+              let file = Self.executableFile(ofProcess: pid), file == executableFile
+        else { return false }
+        return true
     }
 }
 
@@ -36,7 +69,10 @@ struct UCred: Sendable {
 
 extension PeerCredentials {
     init(_ ucred: UCred) {
-        self.init(uid: ucred.uid, gid: ucred.gid, pid: ucred.pid, executable: Self.executable(ofProcess: ucred.pid))
+        let executable = Self.executable(ofProcess: ucred.pid)
+        self.init(uid: ucred.uid, gid: ucred.gid, pid: ucred.pid, executable: executable,
+                  groups: Self.supplementaryGroups(ofProcess: ucred.pid),
+                  executableFile: executable == nil ? nil : Self.executableFile(ofProcess: ucred.pid))
     }
 
     /// Reads `/proc/PID/exe`; nil when unreadable.
@@ -48,5 +84,37 @@ extension PeerCredentials {
             guard length > 0 else { return nil }
             return String(decoding: UnsafeRawBufferPointer(start: buffer.baseAddress!, count: length), as: UTF8.self)
         }
+    }
+
+    /// Device and inode of the file `/proc/PID/exe` points to (it follows even a deleted file).
+    static func executableFile(ofProcess pid: Int32) -> FileIdentity? {
+        guard pid > 0 else { return nil }
+        var info = stat()
+        guard stat("/proc/\(pid)/exe", &info) == 0 else { return nil }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    /// The `Groups:` line of `/proc/PID/status`; nil when unreadable.
+    static func supplementaryGroups(ofProcess pid: Int32) -> [UInt32]? {
+        guard pid > 0 else { return nil }
+        let descriptor = open("/proc/\(pid)/status", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < 1 << 16 {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[..<count]
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Groups:") }) else { return nil }
+        var groups: [UInt32] = []
+        for field in line.dropFirst("Groups:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }) {
+            guard let group = UInt32(field) else { return nil }
+            groups.append(group)
+        }
+        return groups
     }
 }

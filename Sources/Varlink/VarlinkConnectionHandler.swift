@@ -4,32 +4,35 @@ import NIOCore
 /// Serves one connection: splits frames, handles calls one at a time in order, writes replies,
 /// and applies backpressure and the idle timeout.
 ///
-/// Reading is manual (`autoRead` off): the handler asks for more bytes only while fewer than
-/// `maxPendingRequests` calls wait and the channel is writable, so a client that pipelines
-/// without reading fills only its own socket buffers. Every method runs on the channel's event loop.
+/// Reading is manual (`autoRead` off) and bounded by bytes, not by messages: the handler reads
+/// only while no complete frame waits in its buffer and the partial frame there is within
+/// `maxFrameBytes`, and only while the channel is writable. A frame is parsed only when its call
+/// starts, so a client that pipelines, or sends a frame that never ends, costs at most one frame
+/// of buffer plus the call being handled; the rest stays in its own socket buffers.
+///
+/// A client that sends its requests and then shuts down its writing side (`shutdown(SHUT_WR)`,
+/// `socat`, `printf … | nc -U`) gets an answer to every complete request before the close.
+/// Every method runs on the channel's event loop.
 final class VarlinkConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
-
-    private enum Pending {
-        case call(VarlinkCall)
-        /// A broken message: answer with this error after the calls before it, then close.
-        case fatal(VarlinkError)
-    }
 
     private let dispatcher: VarlinkDispatcher
     private let configuration: VarlinkServerConfiguration
     private let peer: PeerCredentials
     private var frames: FrameBuffer
-    private var pending: [Pending] = []
     private var sink: ReplySink?
     private var context: ChannelHandlerContext?
     private var handlerTask: Task<Void, Never>?
     private var isBusy = false
-    /// Set after a fatal message: nothing more is parsed or read.
-    private var isStopped = false
+    /// A frame too large to buffer: answered with this error after the calls before it, then closed.
+    private var oversized: VarlinkError?
+    /// The client shut down its writing side: answer what is buffered, then close.
+    private var inputClosed = false
     private var isClosed = false
     private var idleTimer: Scheduled<Void>?
+    /// The last reply written, so that a close waits for it to reach the socket.
+    private var lastWrite: EventLoopFuture<Void>?
 
     init(dispatcher: VarlinkDispatcher, configuration: VarlinkServerConfiguration, peer: PeerCredentials, allocator: ByteBufferAllocator) {
         self.dispatcher = dispatcher
@@ -55,26 +58,33 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
         handlerTask?.cancel()
         idleTimer?.cancel()
         idleTimer = nil
-        pending.removeAll()
         frames.wipe()
         context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var incoming = unwrapInboundIn(data)
-        guard !isStopped, !isClosed else {
+        guard oversized == nil, !isClosed else {
             incoming.withUnsafeMutableReadableBytes { bytes in
                 for index in bytes.indices { bytes[index] = 0 }
             }
             return
         }
         frames.append(&incoming)
-        parseFrames()
+        checkFrameSize()
         startNextCall()
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
         readIfReady()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, case .inputClosed = event {
+            inputClosed = true
+            startNextCall()
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -90,71 +100,92 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
 
     // MARK: - The pipeline of calls
 
-    private func parseFrames() {
-        while !isStopped, pending.count < configuration.maxPendingRequests {
-            let maxDepth = configuration.maxDepth
-            let next = frames.nextFrame(maxBytes: configuration.maxFrameBytes) { frame in
-                VarlinkMessage.decodeCall(frame, maxDepth: maxDepth)
-            }
-            switch next {
-            case .frame(.success(let call)):
-                pending.append(.call(call))
-            case .frame(.failure(let error)):
-                pending.append(.fatal(error))
-                stopReading()
-            case .tooLarge:
-                pending.append(.fatal(.frameTooLarge(limit: configuration.maxFrameBytes)))
-                stopReading()
-            case .needMore:
-                return
-            }
-        }
-    }
-
-    private func stopReading() {
-        isStopped = true
+    /// A partial frame already over the limit can never become a valid message: drop its bytes at
+    /// once (they are not kept while earlier calls finish) and remember to answer it.
+    private func checkFrameSize() {
+        guard oversized == nil, !frames.hasCompleteFrame, frames.bufferedBytes > configuration.maxFrameBytes else { return }
+        oversized = .frameTooLarge(limit: configuration.maxFrameBytes)
         frames.wipe()
     }
 
     private func readIfReady() {
-        guard let context, !isStopped, !isClosed, pending.count < configuration.maxPendingRequests,
-              context.channel.isWritable
+        guard let context, oversized == nil, !inputClosed, !isClosed, context.channel.isWritable,
+              !frames.hasCompleteFrame, frames.bufferedBytes <= configuration.maxFrameBytes
         else { return }
         context.read()
     }
 
     private func startNextCall() {
-        guard let context, let sink, !isBusy, !isClosed, context.channel.isWritable, !pending.isEmpty else {
+        guard let context, let sink, !isBusy, !isClosed, context.channel.isWritable else {
             updateIdleTimer()
             return
         }
-        switch pending.removeFirst() {
-        case .fatal(let error):
-            dispatcher.logger.info("Closing connection after a malformed message", metadata: [
-                "uid": "\(peer.uid)", "pid": "\(peer.pid)", "error": .string(error.name),
-            ])
-            let bytes = VarlinkMessage.encodeError(error)
-            context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes))).whenComplete { [channel = context.channel] _ in
-                channel.close(promise: nil)
+        let maxDepth = configuration.maxDepth
+        let next = frames.nextFrame(maxBytes: configuration.maxFrameBytes) { frame in
+            VarlinkMessage.decodeCall(frame, maxDepth: maxDepth)
+        }
+        switch next {
+        case .frame(.success(let call)):
+            // Access rules name executables: a connection kept across an exec, or an executable
+            // deleted or replaced since accept, is judged on a file that no longer runs.
+            guard peer.executableIsUnchanged() else {
+                refuseAndClose(.executableChanged, context: context)
+                return
             }
-            isClosed = true
-            pending.removeAll()
-        case .call(let call):
-            isBusy = true
-            updateIdleTimer()
-            dispatcher.logger.debug("Call", metadata: [
-                "method": .string(call.method), "uid": "\(peer.uid)", "pid": "\(peer.pid)",
-            ])
-            let callContext = VarlinkCallContext(peer: peer, sink: sink, more: call.more, oneway: call.oneway)
-            let dispatcher = self.dispatcher
-            let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
-            let eventLoop = context.eventLoop
-            let executor = self.taskExecutor(for: eventLoop)
-            handlerTask = Task(executorPreference: executor) {
-                let result = await dispatcher.dispatch(call, context: callContext)
-                eventLoop.execute {
-                    loopBoundSelf.value.finish(call, result)
-                }
+            start(call, context: context, sink: sink)
+        case .frame(.failure(let error)):
+            refuseAndClose(error, context: context)
+        case .tooLarge:
+            refuseAndClose(.frameTooLarge(limit: configuration.maxFrameBytes), context: context)
+        case .needMore:
+            if let oversized {
+                refuseAndClose(oversized, context: context)
+            } else if inputClosed {
+                closeAfterWrites(context: context)
+            } else {
+                updateIdleTimer()
+                readIfReady()
+            }
+        }
+    }
+
+    /// Answers a broken or oversized message (or a call from a changed executable), after the
+    /// replies before it, and closes.
+    private func refuseAndClose(_ error: VarlinkError, context: ChannelHandlerContext) {
+        dispatcher.logger.info("Closing connection after an error", metadata: [
+            "uid": "\(peer.uid)", "pid": "\(peer.pid)", "error": .string(error.name),
+        ])
+        frames.wipe()
+        lastWrite = context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: VarlinkMessage.encodeError(error))))
+        closeAfterWrites(context: context)
+    }
+
+    /// Closes once the replies already written have reached the socket (a plain close would drop them).
+    private func closeAfterWrites(context: ChannelHandlerContext) {
+        isClosed = true
+        let channel = context.channel
+        if let lastWrite {
+            lastWrite.whenComplete { _ in channel.close(promise: nil) }
+        } else {
+            channel.close(promise: nil)
+        }
+    }
+
+    private func start(_ call: VarlinkCall, context: ChannelHandlerContext, sink: ReplySink) {
+        isBusy = true
+        updateIdleTimer()
+        dispatcher.logger.debug("Call", metadata: [
+            "method": .string(call.method), "uid": "\(peer.uid)", "pid": "\(peer.pid)",
+        ])
+        let callContext = VarlinkCallContext(peer: peer, sink: sink, more: call.more, oneway: call.oneway)
+        let dispatcher = self.dispatcher
+        let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        let executor = self.taskExecutor(for: eventLoop)
+        handlerTask = Task(executorPreference: executor) {
+            let result = await dispatcher.dispatch(call, context: callContext)
+            eventLoop.execute {
+                loopBoundSelf.value.finish(call, result)
             }
         }
     }
@@ -179,11 +210,9 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
             case .success(let parameters): bytes = VarlinkMessage.encodeReply(parameters)
             case .failure(let error): bytes = VarlinkMessage.encodeError(error)
             }
-            context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: nil)
+            lastWrite = context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)))
         }
-        parseFrames()
         startNextCall()
-        readIfReady()
     }
 
     // MARK: - Idle timeout

@@ -29,6 +29,9 @@ public final class VarlinkServer: Sendable {
         var createdSocketPaths: [String] = []
         var connections: [ObjectIdentifier: any Channel] = [:]
         var limiter: ConnectionLimiter
+        /// Connections admitted or released since start: a settling round that saw either is followed
+        /// by another (a connection admitted during a burst may be one whose client already left).
+        var changes = 0
         var isShutDown = false
     }
 
@@ -43,7 +46,7 @@ public final class VarlinkServer: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.group = MultiThreadedEventLoopGroup.singleton
-        self.state = Mutex(State(limiter: ConnectionLimiter(maxTotal: configuration.maxConnections, maxPerUID: configuration.maxConnectionsPerUID)))
+        self.state = Mutex(State(limiter: ConnectionLimiter(ConnectionLimiter.Limits(configuration))))
     }
 
     /// The number of connections currently open (refused ones are not counted).
@@ -146,6 +149,8 @@ public final class VarlinkServer: Sendable {
         ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .childChannelOption(ChannelOptions.autoRead, value: false)
+            // A client may send its requests and shut down its writing side; it still gets its replies.
+            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { [self] channel in
                 self.initializeConnection(channel)
             }
@@ -157,33 +162,88 @@ public final class VarlinkServer: Sendable {
         }
         let credentials: EventLoopFuture<UCred> = provider.unsafeGetSocketOption(
             level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
-        return credentials.flatMapThrowing { ucred in
+        return credentials.flatMap { ucred in
             let peer = PeerCredentials(ucred)
-            let id = ObjectIdentifier(channel)
-            let pipeline = channel.pipeline.syncOperations
+            if peer.executableWasDeleted {
+                self.logger.notice("Refusing a process whose executable was deleted", metadata: [
+                    "uid": "\(peer.uid)", "pid": "\(peer.pid)", "exe": "\(peer.executable ?? "?")",
+                ])
+                return self.addHandler(ConnectionRefusalHandler(reason: .executableChanged), to: channel)
+            }
             guard self.configuration.admit(peer) else {
-                try pipeline.addHandler(ConnectionRefusalHandler(reason: .permissionDenied))
-                return
+                return self.addHandler(ConnectionRefusalHandler(reason: .permissionDenied), to: channel)
             }
-            let admitted = self.state.withLock { state -> Bool in
-                guard !state.isShutDown, state.limiter.admit(uid: peer.uid) else { return false }
-                state.connections[id] = channel
-                return true
+            if self.count(channel, from: peer) == nil {
+                return self.serve(channel, peer: peer)
             }
-            guard admitted else {
-                self.logger.notice("Refusing connection over the limit", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
-                try pipeline.addHandler(ConnectionRefusalHandler())
-                return
+            // Over a limit: first let the connections whose clients already hung up notice it and
+            // free their slots, so that a client that closes and reconnects is judged fairly.
+            return self.settleClosedConnections(on: channel.eventLoop).flatMap {
+                if let refusal = self.count(channel, from: peer) {
+                    self.logger.notice("Refusing connection over the limit", metadata: [
+                        "limit": .string(refusal.rawValue), "uid": "\(peer.uid)", "pid": "\(peer.pid)",
+                        "exe": "\(peer.executable ?? "?")",
+                    ])
+                    return self.addHandler(ConnectionRefusalHandler(), to: channel)
+                }
+                return self.serve(channel, peer: peer)
             }
-            channel.closeFuture.whenComplete { _ in
-                self.state.withLock { state in
-                    if state.connections.removeValue(forKey: id) != nil {
-                        state.limiter.release(uid: peer.uid)
-                    }
+        }
+    }
+
+    /// Counts `channel` against the limits; returns the limit it would exceed instead.
+    private func count(_ channel: any Channel, from peer: PeerCredentials) -> ConnectionLimiter.Refusal? {
+        state.withLock { state -> ConnectionLimiter.Refusal? in
+            guard !state.isShutDown else { return .total }
+            if let refusal = state.limiter.admit(peer) { return refusal }
+            state.connections[ObjectIdentifier(channel)] = channel
+            state.changes += 1
+            return nil
+        }
+    }
+
+    private func serve(_ channel: any Channel, peer: PeerCredentials) -> EventLoopFuture<Void> {
+        let id = ObjectIdentifier(channel)
+        channel.closeFuture.whenComplete { _ in
+            self.state.withLock { state in
+                if state.connections.removeValue(forKey: id) != nil {
+                    state.limiter.release(peer)
+                    state.changes += 1
                 }
             }
-            try pipeline.addHandler(VarlinkConnectionHandler(
-                dispatcher: self.dispatcher, configuration: self.configuration, peer: peer, allocator: channel.allocator))
+        }
+        return addHandler(VarlinkConnectionHandler(
+            dispatcher: dispatcher, configuration: configuration, peer: peer, allocator: channel.allocator), to: channel)
+    }
+
+    /// Adds `handler` to the pipeline; call on the channel's event loop.
+    private func addHandler(_ handler: any ChannelHandler, to channel: any Channel) -> EventLoopFuture<Void> {
+        do {
+            try channel.pipeline.syncOperations.addHandler(handler)
+            return channel.eventLoop.makeSucceededVoidFuture()
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+    }
+
+    /// Lets every event loop make an I/O pass, one round after the other, until a round in which no
+    /// connection was admitted or released (at least three rounds, at most a hundred: a burst of
+    /// connections closed before they were accepted keeps admitting and releasing for a while).
+    /// A connection whose client had closed before this was called has then read its end of input
+    /// (I/O pass), closed, and released its slot (a task of its own on its loop).
+    ///
+    /// Each round is a task scheduled a millisecond ahead rather than submitted: an event loop runs
+    /// every task submitted while it drains its queue before polling again, so a chain of
+    /// submitted tasks could finish without any I/O pass in between.
+    private func settleClosedConnections(on eventLoop: any EventLoop, round: Int = 0) -> EventLoopFuture<Void> {
+        var loops: [any EventLoop] = []
+        for loop in group.makeIterator() { loops.append(loop) }
+        let before = state.withLock { $0.changes }
+        let passes = loops.map { $0.scheduleTask(in: .milliseconds(1)) {}.futureResult }
+        return EventLoopFuture.andAllComplete(passes, on: eventLoop).flatMap {
+            let changed = self.state.withLock { $0.changes } != before
+            guard round < 99, changed || round < 2 else { return eventLoop.makeSucceededVoidFuture() }
+            return self.settleClosedConnections(on: eventLoop, round: round + 1)
         }
     }
 }

@@ -1,7 +1,8 @@
 import CSodium
 import Synchronization
 
-/// Guarded, mlocked memory for ``SecureBytes``, with a small pool per size class.
+/// Guarded, mlocked memory for ``SecureBytes``, with a small pool per size class. A block that
+/// cannot be locked (`RLIMIT_MEMLOCK` too low) is still used, and counted by ``SecureMemory``.
 ///
 /// `sodium_malloc` and `sodium_free` each cost an mmap, mprotects and an mlock or munlock: about
 /// 25 µs a pair here, several times per request. Released blocks of up to 4 KiB are zeroed and kept
@@ -28,7 +29,10 @@ enum SecureAllocator {
            let block = pool.withLock({ $0[index].popLast() }) {
             return block.pointer
         }
-        return sodium_malloc(capacity)
+        guard let pointer = sodium_malloc(capacity) else { return nil }
+        // sodium_malloc ignores a failed mlock; lock again to find out, and report it.
+        _ = SecureMemory.lock(pointer, count: capacity)
+        return pointer
     }
 
     /// Zeroes the block, then pools it or frees it.

@@ -1,7 +1,7 @@
 import CSodium
 
 /// Secret bytes kept in libsodium's guarded heap: `sodium_malloc` places them between guard pages and
-/// `mlock`s them so they stay out of swap; they are zeroed when the last reference goes (and the block
+/// `mlock`s them so they stay out of swap (when `RLIMIT_MEMLOCK` allows: see ``SecureMemory``); they are zeroed when the last reference goes (and the block
 /// returned to ``SecureAllocator``'s pool or to `sodium_free`).
 ///
 /// ```swift

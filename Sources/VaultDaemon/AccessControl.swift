@@ -45,6 +45,7 @@ struct AccessControl: Sendable {
     }
 
     private func request(_ peer: PeerCredentials, _ operation: String, _ service: String?) -> AccessRequest {
-        AccessRequest(peer: PeerIdentity(uid: peer.uid, gid: peer.gid, executable: peer.executable), operation: operation, service: service)
+        AccessRequest(peer: PeerIdentity(uid: peer.uid, gid: peer.gid, groups: peer.groups, executable: peer.executable),
+                      operation: operation, service: service)
     }
 }

@@ -126,6 +126,9 @@ public enum Daemon {
         var serverConfiguration = VarlinkServerConfiguration()
         serverConfiguration.idleTimeout = .seconds(settings.idleConnectionTimeoutSeconds)
         serverConfiguration.maxConnectionsPerUID = settings.maxConnectionsPerUID
+        serverConfiguration.maxConnectionsPerProcess = settings.maxConnectionsPerProcess
+        serverConfiguration.maxConnectionsPerExecutable = settings.maxConnectionsPerExecutable
+        serverConfiguration.connectionsReservedForNewProcesses = settings.reservedConnectionsForNewProcesses
         serverConfiguration.admit = { peer in
             let admitted = access.admits(peer)
             if !admitted {

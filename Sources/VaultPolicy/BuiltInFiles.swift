@@ -22,6 +22,9 @@ enum BuiltInFiles {
     auto_lock_minutes = 0            # lock after this many idle minutes; 0 = never (the default)
     idle_connection_timeout_seconds = 60
     max_connections_per_uid = 64
+    max_connections_per_process = 32      # one process (pid) may hold this many connections
+    max_connections_per_executable = 56   # all processes of one executable together may hold this many
+    # reserved_connections_for_new_processes = 8    # the last slots of a uid, only for processes holding none yet; default: an eighth of max_connections_per_uid
     backend = "embedded"             # where items live: "embedded" (sortedvault's encrypted store) or "secret-service" (the desktop keyring)
     [session]
     min_valid_seconds = 60           # auto-login returns a cached access token only if it stays valid this long

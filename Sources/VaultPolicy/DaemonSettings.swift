@@ -13,6 +13,14 @@ public struct DaemonSettings: Sendable, Equatable {
     public var idleConnectionTimeoutSeconds: Int
     /// Refuse further connections from one uid beyond this many. 1…4096.
     public var maxConnectionsPerUID: Int
+    /// Refuse further connections from one process beyond this many. 1…4096.
+    public var maxConnectionsPerProcess: Int
+    /// Refuse further connections from the processes of one executable (per uid) beyond this many. 1…4096.
+    public var maxConnectionsPerExecutable: Int
+    /// The last of a uid's connections that only a process holding none yet may open, so one app
+    /// cannot lock the others out; nil = an eighth of ``maxConnectionsPerUID``. 0…4096, and
+    /// always less than ``maxConnectionsPerUID``.
+    public var reservedConnectionsForNewProcesses: Int?
     /// Auto-login returns a cached access token only if it stays valid this long. 0…86400.
     public var sessionMinValidSeconds: Int
     /// The daemon refreshes stored logins this long before `sessionMinValidSeconds` would be
@@ -28,10 +36,14 @@ public struct DaemonSettings: Sendable, Equatable {
     }
 
     public init(autoLockMinutes: Int, idleConnectionTimeoutSeconds: Int, maxConnectionsPerUID: Int, sessionMinValidSeconds: Int,
-                sessionProactiveRefreshSeconds: Int = 60, backend: ItemBackend = .embedded) {
+                sessionProactiveRefreshSeconds: Int = 60, backend: ItemBackend = .embedded,
+                maxConnectionsPerProcess: Int = 32, maxConnectionsPerExecutable: Int = 56, reservedConnectionsForNewProcesses: Int? = nil) {
         self.autoLockMinutes = autoLockMinutes
         self.idleConnectionTimeoutSeconds = idleConnectionTimeoutSeconds
         self.maxConnectionsPerUID = maxConnectionsPerUID
+        self.maxConnectionsPerProcess = maxConnectionsPerProcess
+        self.maxConnectionsPerExecutable = maxConnectionsPerExecutable
+        self.reservedConnectionsForNewProcesses = reservedConnectionsForNewProcesses
         self.sessionMinValidSeconds = sessionMinValidSeconds
         self.sessionProactiveRefreshSeconds = sessionProactiveRefreshSeconds
         self.backend = backend
@@ -40,6 +52,7 @@ public struct DaemonSettings: Sendable, Equatable {
     static let autoLockRange = 0...10080
     static let idleTimeoutRange = 1...3600
     static let connectionsRange = 1...4096
+    static let reserveRange = 0...4096
     static let minValidRange = 0...86400
     static let proactiveRefreshRange = 0...86400
 
@@ -60,11 +73,22 @@ public struct DaemonSettings: Sendable, Equatable {
     /// Parses settings text; absent keys keep the built-in defaults.
     public static func parse(_ text: String, file: String) throws -> DaemonSettings {
         let reader = TOMLTableReader(table: try TOMLParser.parse(text, file: file), file: file, name: "the top level")
-        try reader.rejectUnknownKeys(["auto_lock_minutes", "idle_connection_timeout_seconds", "max_connections_per_uid", "backend", "session"])
+        try reader.rejectUnknownKeys(["auto_lock_minutes", "idle_connection_timeout_seconds", "max_connections_per_uid",
+                                      "max_connections_per_process", "max_connections_per_executable",
+                                      "reserved_connections_for_new_processes", "backend", "session"])
         var settings = keyDefaults
         if let value = try reader.integer("auto_lock_minutes", in: autoLockRange) { settings.autoLockMinutes = value }
         if let value = try reader.integer("idle_connection_timeout_seconds", in: idleTimeoutRange) { settings.idleConnectionTimeoutSeconds = value }
         if let value = try reader.integer("max_connections_per_uid", in: connectionsRange) { settings.maxConnectionsPerUID = value }
+        if let value = try reader.integer("max_connections_per_process", in: connectionsRange) { settings.maxConnectionsPerProcess = value }
+        if let value = try reader.integer("max_connections_per_executable", in: connectionsRange) { settings.maxConnectionsPerExecutable = value }
+        if let value = try reader.integer("reserved_connections_for_new_processes", in: reserveRange) {
+            guard value < settings.maxConnectionsPerUID else {
+                throw reader.invalid("reserved_connections_for_new_processes",
+                                     "reserved_connections_for_new_processes (\(value)) must be less than max_connections_per_uid (\(settings.maxConnectionsPerUID)): the rest are the slots every process may use")
+            }
+            settings.reservedConnectionsForNewProcesses = value
+        }
         if let value = try reader.value("backend") {
             let text = try reader.string("backend", value, example: "\"embedded\"")
             guard let backend = ItemBackend(rawValue: text) else {

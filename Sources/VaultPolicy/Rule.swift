@@ -12,7 +12,9 @@ public struct Rule: Sendable, Hashable {
     public let effect: Effect
     /// Allowed uids, with "@self" already replaced by the daemon's uid; `nil` = any.
     public let uids: Set<UInt32>?
-    /// Allowed gids (the peer's primary gid); `nil` = any.
+    /// Groups: the rule matches a peer whose effective gid or any supplementary group is listed
+    /// (`sg`/`newgrp` change only the effective gid, so it alone would let a member step around a
+    /// deny rule); `nil` = any.
     public let gids: Set<UInt32>?
     /// Absolute-path patterns for the peer's executable; `nil` = any, including unknown.
     public let executables: [Glob]?
@@ -27,7 +29,7 @@ public struct Rule: Sendable, Hashable {
     public func matches(_ request: AccessRequest) -> Bool {
         let peer = request.peer
         if let uids, !uids.contains(peer.uid) { return false }
-        if let gids, !gids.contains(peer.gid) { return false }
+        if let gids, !Self.peer(peer, isIn: gids, deciding: effect) { return false }
         if let executables {
             guard let executable = peer.executable, executables.contains(where: { $0.matches(executable) }) else {
                 return false
@@ -38,5 +40,13 @@ public struct Rule: Sendable, Hashable {
             return services.contains { $0.matches(service) }
         }
         return true
+    }
+
+    /// Group membership: effective gid or supplementary groups. When the supplementary groups are
+    /// unknown, a deny rule matches (fail closed) and an allow rule looks at the effective gid.
+    private static func peer(_ peer: PeerIdentity, isIn gids: Set<UInt32>, deciding effect: Effect) -> Bool {
+        if gids.contains(peer.gid) { return true }
+        guard let groups = peer.groups else { return effect == .deny }
+        return groups.contains { gids.contains($0) }
     }
 }

@@ -118,6 +118,8 @@ struct DaemonCommand: AsyncParsableCommand {
     var accessLogMaxBytes: Int = 1 << 20
 
     func run() async throws {
+        let listener = DaemonConfiguration.systemdListener()
+        ProcessHardening.closeInheritedDescriptors(keeping: listener)
         let level = logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -125,9 +127,10 @@ struct DaemonCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "sortedvault.daemon")
+        ProcessHardening.warnWhenSecretsCanBeSwapped(logger: logger)
         do {
             guard socketCheckSeconds > 0 else { throw fail("--socket-check-seconds must be at least 1", .usage) }
-            var configuration = DaemonConfiguration(paths: try global.paths(), inheritedListener: DaemonConfiguration.systemdListener(),
+            var configuration = DaemonConfiguration(paths: try global.paths(), inheritedListener: listener,
                                                     socketCheckInterval: .seconds(socketCheckSeconds))
             configuration.accessLogMaxBytes = accessLogMaxBytes
             if let unsafeClockFile {

@@ -68,15 +68,18 @@ extension DaemonSuite {
             ]
         }()
 
-        @Test(arguments: malformed.keys.sorted())
-        func malformedMessagesGetAnErrorOrAClosedConnection(name: String) throws {
+        /// Each gets its error reply, also when the client shut down its writing side right after
+        /// sending (before, a half-close made the daemon drop the connection unanswered).
+        @Test(arguments: malformed.keys.sorted(), [false, true])
+        func malformedMessagesGetAnErrorReplyThenTheConnectionCloses(name: String, halfClose: Bool) throws {
             let bytes = Self.malformed[name]!
             let cli = try Self.shared
             let attacker = try RawSocket(path: cli.socket)
             attacker.send(bytes)
-            if let reply = attacker.readReply() {
-                #expect(reply["error"] is String, "\(name) got a non-error reply")
-            }
+            if halfClose { attacker.shutdownWrite() }
+            let reply = attacker.readReply()
+            #expect(reply?["error"] as? String == "org.sortedvault.varlink.InvalidMessage", "\(name): \(String(describing: reply))")
+            #expect(attacker.peerClosed(), "\(name): the connection stayed open")
             try secondClientIsServed(cli, after: name)
         }
 

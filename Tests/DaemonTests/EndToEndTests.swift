@@ -130,7 +130,14 @@ extension DaemonSuite {
                                               environment: cli.environment, stdin: null, stdout: log, stderr: log)
             close(log); close(null)
             defer { daemon.signal(SIGKILL); daemon.wait() }
-            for _ in 0..<1000 where !cli.socketAnswers() { usleep(10_000) }
+            // Wait for the launcher's socket: one probe connection at a time, and none after the first
+            // that connects (a `for … where` loop here made 1,000 probes, whose slots the daemon then
+            // still counted when `store` connected).
+            var probes = 0
+            while !cli.socketAnswers(), probes < 1000 {
+                probes += 1
+                usleep(10_000)
+            }
             let stored = try cli.run(["store", "s", "a", "--no-autostart"], input: Data("activated".utf8))
             #expect(stored.status == 0, "\(stored.stderr) / daemon: \(cli.daemonOutput())")
             #expect(try cli.run(["retrieve", "s", "a", "--no-autostart"]).text == "activated")

@@ -119,11 +119,12 @@ public final class CLIHarness: @unchecked Sendable {
     }
 
     /// Starts `sortedvault daemon` and waits (at most `timeout` seconds) until its socket answers.
-    public func startDaemon(extraArguments: [String] = [], timeout: TimeInterval = 20) throws {
+    /// `prefix` runs it through another command that execs it (e.g. `prlimit --memlock=0`).
+    public func startDaemon(extraArguments: [String] = [], prefix: [String] = [], timeout: TimeInterval = 20) throws {
         let log = open(daemonLogPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
         defer { close(log); close(null) }
-        let process = try Subprocess.spawn([Self.executable, "daemon"] + extraArguments, environment: environment,
+        let process = try Subprocess.spawn(prefix + [Self.executable, "daemon"] + extraArguments, environment: environment,
                                            stdin: null, stdout: log, stderr: log)
         daemon = process
         let deadline = Date().addingTimeInterval(timeout)
@@ -175,13 +176,19 @@ public final class CLIHarness: @unchecked Sendable {
     /// Daemons started on demand by the CLI are not our child: find them by their socket argument-free
     /// environment (their XDG_RUNTIME_DIR is ours) and kill them.
     public func killStrayDaemons() {
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return }
-        for entry in entries {
+        for pid in processesOfThisWorld() { kill(pid, SIGKILL) }
+    }
+
+    /// Processes whose environment has this world's XDG_RUNTIME_DIR: the daemons the CLI started
+    /// on demand (and any command still running). Reading another process's environment needs
+    /// the same uid and, for the non-dumpable daemon, root.
+    public func processesOfThisWorld() -> [Int32] {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
+        return entries.compactMap { entry -> Int32? in
             guard let pid = Int32(entry), pid != getpid(),
-                  let environ = FileManager.default.contents(atPath: "/proc/\(entry)/environ") else { continue }
-            if environ.range(of: Data("XDG_RUNTIME_DIR=\(runtimeDir)\0".utf8)) != nil {
-                kill(pid, SIGKILL)
-            }
+                  let environ = FileManager.default.contents(atPath: "/proc/\(entry)/environ"),
+                  environ.range(of: Data("XDG_RUNTIME_DIR=\(runtimeDir)\0".utf8)) != nil else { return nil }
+            return pid
         }
     }
 

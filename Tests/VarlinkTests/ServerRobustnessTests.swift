@@ -96,7 +96,10 @@ import Varlink
     }
 
     @Test func connectionsOverThePerUIDLimitAreRefused() async throws {
-        let live = try await LiveServer { $0.maxConnectionsPerUID = 4 }
+        let live = try await LiveServer {
+            $0.maxConnectionsPerUID = 4
+            $0.connectionsReservedForNewProcesses = 0  // all four from this one process
+        }
         var connections = try (0..<4).map { _ in try live.connect() }
         for connection in connections { _ = try await io { try connection.call("org.example.test.Echo") } }
         let refused = try RawClient(path: live.socketPath)

@@ -17,6 +17,20 @@ struct DaemonSettingsTests {
         #expect(settings == DaemonSettings(autoLockMinutes: 15, idleConnectionTimeoutSeconds: 3600, maxConnectionsPerUID: 1, sessionMinValidSeconds: 0))
     }
 
+    @Test func theConnectionLimitsPerProcessAndExecutableAndTheReserveAreRead() throws {
+        let settings = try DaemonSettings.parse("""
+            max_connections_per_process = 4
+            max_connections_per_executable = 6
+            reserved_connections_for_new_processes = 3
+            """, file: "settings.toml")
+        #expect(settings.maxConnectionsPerProcess == 4)
+        #expect(settings.maxConnectionsPerExecutable == 6)
+        #expect(settings.reservedConnectionsForNewProcesses == 3)
+        #expect(DaemonSettings.builtInDefault.reservedConnectionsForNewProcesses == nil)
+        #expect(DaemonSettings.builtInDefault.maxConnectionsPerProcess == 32)
+        #expect(DaemonSettings.builtInDefault.maxConnectionsPerExecutable == 56)
+    }
+
     @Test func backendIsEmbeddedUnlessSetToSecretService() throws {
         #expect(DaemonSettings.builtInDefault.backend == .embedded)
         #expect(try DaemonSettings.parse("backend = \"secret-service\"\n", file: "settings.toml").backend == .secretService)
@@ -35,7 +49,9 @@ struct DaemonSettingsTests {
         ("max_connections_per_uid = 4097\n", 1, "outside the allowed range 1…4096"),
         ("[session]\nmin_valid_seconds = -1\n", 2, "outside the allowed range 0…86400"),
         ("auto_lock_minutes = \"5\"\n", 1, "'auto_lock_minutes' must be an integer from 0 to 10080, not a string"),
-        ("auto_lock = 5\n", 1, "unknown key 'auto_lock' in the top level; known keys: auto_lock_minutes, idle_connection_timeout_seconds, max_connections_per_uid, backend, session"),
+        ("auto_lock = 5\n", 1, "unknown key 'auto_lock' in the top level; known keys: auto_lock_minutes, idle_connection_timeout_seconds, max_connections_per_uid, max_connections_per_process, max_connections_per_executable, reserved_connections_for_new_processes, backend, session"),
+        ("max_connections_per_process = 0\n", 1, "outside the allowed range 1…4096"),
+        ("max_connections_per_uid = 8\nreserved_connections_for_new_processes = 8\n", 2, "must be less than max_connections_per_uid (8)"),
         ("backend = \"keychain\"\n", 1, "backend \"keychain\" is not known; write backend = \"embedded\" or backend = \"secret-service\""),
         ("backend = 1\n", 1, "'backend' must be a string"),
         ("[session]\nmin_valid = 5\n", 2, "unknown key 'min_valid' in [session]; known keys: min_valid_seconds"),

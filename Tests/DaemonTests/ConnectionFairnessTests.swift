@@ -1,0 +1,58 @@
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+import Varlink
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension DaemonSuite {
+    /// One app that holds many connections and keeps opening more does not lock out the user's other apps.
+    @Suite struct ConnectionFairnessTests {
+        @Test func aWellBehavedClientIsServedWhileAnotherFloodsTheDaemon() throws {
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            try cli.startDaemon()
+            var limit = rlimit()
+            getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+            limit.rlim_cur = min(limit.rlim_max, 8192)
+            setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+
+            // The flooder (this test process) holds every connection the daemon lets it have…
+            var held: [VarlinkConnection] = []
+            for _ in 0..<100 {
+                guard let connection = try? VarlinkConnection(unixSocketPath: cli.socket, timeout: .seconds(5)),
+                      (try? connection.call("org.sortedvault.vault.Status")) != nil else { continue }
+                held.append(connection)
+            }
+            #expect(held.count >= 1 && held.count <= 32, "one process holds \(held.count) connections")
+
+            // …and keeps making thousands of attempts while the well-behaved client works.
+            let socket = cli.socket
+            let stop = Atomic<Bool>(false)
+            let attempts = Atomic<Int>(0)
+            let flood = Thread {
+                while !stop.load(ordering: .relaxed), attempts.load(ordering: .relaxed) < 20_000 {
+                    var burst: [RawSocket] = []
+                    for _ in 0..<50 { if let socket = try? RawSocket(path: socket) { burst.append(socket) } }
+                    attempts.add(burst.count, ordering: .relaxed)
+                }
+            }
+            flood.start()
+            defer { stop.store(true, ordering: .relaxed) }
+            while attempts.load(ordering: .relaxed) < 500 { usleep(1_000) }
+
+            // The well-behaved client: the CLI, another executable in processes of its own.
+            for round in 0..<10 {
+                let status = try cli.run(["status", "--no-autostart"])
+                #expect(status.status == 0, "round \(round), after \(attempts.load(ordering: .relaxed)) flood attempts: \(status.stderr)")
+            }
+            stop.store(true, ordering: .relaxed)
+            while !flood.isFinished { usleep(1_000) }
+            #expect(attempts.load(ordering: .relaxed) >= 1_000, "the flood made only \(attempts.load(ordering: .relaxed)) attempts")
+            held.forEach { $0.close() }
+        }
+    }
+}
