@@ -6,10 +6,23 @@ import VaultCrypto
 struct ItemKeys: Sendable {
     private let lookupKey: SecureBytes
     private let recordRoot: SecureBytes
+    private let stateKey: SecureBytes
 
     init(master: SecureBytes) {
         lookupKey = KeyedHash.deriveKey(from: master, context: "sortedvault lookup v1", parts: [])
         recordRoot = KeyedHash.deriveKey(from: master, context: "sortedvault record v1", parts: [])
+        stateKey = KeyedHash.deriveKey(from: master, context: "sortedvault state v1", parts: [])
+    }
+
+    /// The tag of a vault state: binds the vault id, the generation and every (lookup, revision, expiry).
+    func stateTag(vaultID: [UInt8], generation: UInt64, entries: [UInt8]) -> [UInt8] {
+        KeyedHash.tag(key: stateKey, context: "vault state", parts: [vaultID, withUnsafeBytes(of: generation.littleEndian, Array.init), entries])
+    }
+
+    /// Whether `state`'s tag is the one this vault's key gives (constant time).
+    func authenticates(_ state: SealedVaultState) -> Bool {
+        let expected = stateTag(vaultID: state.vaultID, generation: state.generation, entries: state.entries)
+        return SecureBytes(copying: expected).constantTimeEquals(state.tag)
     }
 
     /// The row identifier of an item: a keyed hash of its names, useless without the master key.
