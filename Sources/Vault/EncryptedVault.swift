@@ -54,7 +54,18 @@ public actor EncryptedVault: TokenStore, LockableStore {
         try Self.checkAgainstRecord(try await storage.readState(), generationRecord)
     }
 
-    private init(storage: any SealedStorage, clock: any VaultClock, generationRecord: (any GenerationRecord)?, keys: ItemKeys) {
+    /// Opens a vault for `sortedvault recover --accept-rollback`: like ``init(storage:clock:generationRecord:)``
+    /// without refusing an older copy at open. Follow with `unlock(_:acceptingRollback: true)`.
+    public static func openForRecovery(storage: any SealedStorage, clock: any VaultClock = SystemClock(),
+                                       generationRecord: (any GenerationRecord)?) async throws -> EncryptedVault {
+        guard let bytes = try await storage.readHeader() else {
+            throw VaultError(.notInitialized, "no vault has been created here yet: run `sortedvault init`")
+        }
+        _ = try VaultHeader.decode(bytes)
+        return EncryptedVault(storage: storage, clock: clock, generationRecord: generationRecord, keys: nil)
+    }
+
+    private init(storage: any SealedStorage, clock: any VaultClock, generationRecord: (any GenerationRecord)?, keys: ItemKeys?) {
         self.storage = storage
         self.clock = clock
         self.generationRecord = generationRecord
