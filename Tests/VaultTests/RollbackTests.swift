@@ -58,6 +58,11 @@ import VaultTesting
         defer { try? storage.close() }
         try await reopened.unlock(.passphrase(secure(TestVault.passphrase)))
         #expect(await vaultErrorCode { try await reopened.retrieve(service: "s", account: "a") } == .integrityFailure)
+        // The documented item-level repair: delete it by name, store it again.
+        try await reopened.delete(service: "s", account: "a")
+        #expect(try await reopened.list().map(\.account) == ["b"])
+        try await reopened.store(secure("signed in again"), service: "s", account: "a")
+        #expect(try await reopened.retrieve(service: "s", account: "a").secret.constantTimeEquals(Array("signed in again".utf8)))
     }
 
     @Test func aDeletedRowPutBackOrARowDeletedBehindTheVaultsBackIsReported() async throws {
