@@ -51,18 +51,22 @@ extension EncryptedVault {
     }
 
     private func verify(_ state: SealedVaultState, keys: ItemKeys) throws -> StateMap {
-        guard keys.authenticates(state) else {
-            throw VaultError.integrityFailure(
-                "the vault's state failed its integrity check: the vault file was changed outside sortedvault. \(Self.recoveryHint)")
-        }
         if let seen {
             guard state.vaultID == seen.vaultID else { throw Self.rollback("the vault file was replaced by another vault") }
             guard state.generation >= seen.generation else {
                 throw Self.rollback("the vault's state went back from generation \(seen.generation) to \(state.generation)")
             }
         }
+        // The same bytes as the state last verified (and not older than any seen, above): its map,
+        // without hashing and decoding again.
+        if let verified, verified.state == state { return verified.map }
+        guard keys.authenticates(state) else {
+            throw VaultError.integrityFailure(
+                "the vault's state failed its integrity check: the vault file was changed outside sortedvault. \(Self.recoveryHint)")
+        }
         let map = try StateMap.decode(state.entries)
         remember(state)
+        verified = (state, map)
         return map
     }
 
@@ -92,6 +96,7 @@ extension EncryptedVault {
                 continue
             }
             remember(next)
+            verified = (next, map)
             return
         }
         throw VaultError.storageFailure("the vault kept changing under this write (another process writes to it); try again")

@@ -24,6 +24,9 @@ public actor EncryptedVault: TokenStore, LockableStore {
     private var keys: ItemKeys?
     /// The vault id and the newest state generation this instance has seen: the state never goes back.
     var seen: (vaultID: [UInt8], generation: UInt64)?
+    /// The state last authenticated (with its map), so a read of an unchanged state skips the hash.
+    /// Cleared by `lock()`: a state is only trusted under the keys that checked it.
+    var verified: (state: SealedVaultState, map: StateMap)?
     /// State changes take turns: the actor is re-entrant across awaits, and two changes built on the
     /// same state would make one of them retry (``StateConflict`` is for other processes).
     private var writing = false
@@ -121,6 +124,7 @@ public actor EncryptedVault: TokenStore, LockableStore {
 
     public func lock() {
         keys = nil
+        verified = nil
     }
 
     /// Re-wraps the master key under a new passphrase. Items are not re-encrypted.
