@@ -29,7 +29,8 @@ extension EncryptedVault {
         }
     }
 
-    /// At unlock: the record, then the tag. A vault from before the state gets its first one here.
+    /// At unlock: the record, then the tag. A vault from before the state gets its first one here;
+    /// entries whose expiry passed leave the state here (O(n), once per unlock).
     func checkStateAtUnlock(keys: ItemKeys) async throws {
         let state = try await storage.readState()
         try Self.checkAgainstRecord(state, generationRecord)
@@ -39,7 +40,13 @@ extension EncryptedVault {
             try await acceptCurrentRows(keys: keys)
             return
         }
-        _ = try verify(state, keys: keys)
+        let map = try await verify(state, keys: keys)
+        if map.hasExpired(at: clock.now) {
+            await takeWriteTurn()
+            defer { giveWriteTurn() }
+            try await sealState(of: map.droppingExpired(at: clock.now), keys: keys, after: state.generation,
+                                vaultID: state.vaultID, generation: state.generation &+ 1)
+        }
     }
 
     /// The current state, authenticated, not older than any seen, with its map. Every read starts here.
@@ -47,26 +54,28 @@ extension EncryptedVault {
         guard let state = try await storage.readState() else {
             throw Self.rollback("the vault's state is missing from the vault file")
         }
-        return (state, try verify(state, keys: keys))
+        return (state, try await verify(state, keys: keys))
     }
 
-    private func verify(_ state: SealedVaultState, keys: ItemKeys) throws -> StateMap {
+    private func verify(_ state: SealedVaultState, keys: ItemKeys) async throws -> StateMap {
         if let seen {
             guard state.vaultID == seen.vaultID else { throw Self.rollback("the vault file was replaced by another vault") }
             guard state.generation >= seen.generation else {
                 throw Self.rollback("the vault's state went back from generation \(seen.generation) to \(state.generation)")
             }
         }
-        // The same bytes as the state last verified (and not older than any seen, above): its map,
-        // without hashing and decoding again.
+        // The state this process last authenticated (and not older than any seen, above): its map.
+        // Rows are checked against that map, so entries changed in the file alone change nothing.
         if let verified, verified.state == state { return verified.map }
-        guard keys.authenticates(state) else {
+        let entries = try await storage.stateEntries()
+        let map = StateMap(entries)
+        let digest = map?.digest(keys: keys) ?? []
+        guard let map, UInt64(map.count) == state.count, keys.authenticates(state, digest: digest) else {
             throw VaultError.integrityFailure(
                 "the vault's state failed its integrity check: the vault file was changed outside sortedvault. \(Self.recoveryHint)")
         }
-        let map = try StateMap.decode(state.entries)
         remember(state)
-        verified = (state, map)
+        verified = (state, map, digest)
         return map
     }
 
@@ -78,25 +87,29 @@ extension EncryptedVault {
         try? generationRecord?.write(vaultID: state.vaultID, generation: state.generation)
     }
 
-    /// One change: read and verify the state, let `body` change a copy of its map (expired entries
-    /// dropped) and return the writer, then write row and state in one transaction if nobody wrote
-    /// in between; otherwise start again.
-    func changeState(keys: ItemKeys, _ body: (SealedVaultState, inout StateMap) async throws -> StateWriter) async throws {
+    /// One change of one row: read and verify the state, let `body` build the row's new entry (nil:
+    /// gone) and its writer, then write row, entry and state in one transaction if nobody wrote in
+    /// between (otherwise start again). The aggregate is updated in O(1): out the old entry, in the new.
+    func changeState(keys: ItemKeys, lookup: [UInt8], _ body: (StateMap) async throws -> (StateMap.Entry?, StateWriter)) async throws {
         await takeWriteTurn()
         defer { giveWriteTurn() }
         for _ in 0..<16 {
-            let (state, current) = try await verifiedState(keys: keys)
-            var map = current
-            map.dropExpired(at: clock.now)
-            let write = try await body(state, &map)
-            let next = Self.seal(map, keys: keys, vaultID: state.vaultID, generation: state.generation &+ 1)
+            let (state, map) = try await verifiedState(keys: keys)
+            guard let digest = verified?.digest, verified?.state == state else { continue }
+            let (entry, write) = try await body(map)
+            var next = map
+            next[lookup] = entry
+            var nextDigest = digest
+            if let old = map[lookup] { xor(&nextDigest, keys.entryTag(lookup: lookup, entry: old)) }
+            if let entry { xor(&nextDigest, keys.entryTag(lookup: lookup, entry: entry)) }
+            let nextState = Self.seal(keys: keys, vaultID: state.vaultID, generation: state.generation &+ 1, count: next.count, digest: nextDigest)
             do {
-                try await write(next, state.generation)
+                try await write(nextState, state.generation)
             } catch is StateConflict {
                 continue
             }
-            remember(next)
-            verified = (next, map)
+            remember(nextState)
+            verified = (nextState, next, nextDigest)
             return
         }
         throw VaultError.storageFailure("the vault kept changing under this write (another process writes to it); try again")
@@ -104,15 +117,16 @@ extension EncryptedVault {
 
     /// Deletes a row and its entry.
     func remove(_ lookup: [UInt8], keys: ItemKeys) async throws {
-        try await changeState(keys: keys) { _, map in
-            map[lookup] = nil
-            return { state, expected in _ = try await self.storage.delete(lookup: lookup, state: state, expected: expected) }
+        try await changeState(keys: keys, lookup: lookup) { _ in
+            (nil, { state, expected in _ = try await self.storage.delete(lookup: lookup, state: state, expected: expected) })
         }
     }
 
     /// Makes the rows as they are now the vault's state, at a generation above any seen: the first
     /// state of an upgraded vault, and the recovery path.
     func acceptCurrentRows(keys: ItemKeys) async throws {
+        await takeWriteTurn()
+        defer { giveWriteTurn() }
         let state = try await storage.readState()
         let recorded = (try? generationRecord?.read()) ?? nil
         var map = StateMap()
@@ -123,18 +137,20 @@ extension EncryptedVault {
         try await sealState(of: map, keys: keys, after: state?.generation, vaultID: state?.vaultID, generation: generation)
     }
 
-    /// Writes `map` as the state alone (a new vault id when `vaultID` is nil).
+    /// Writes `map` as the whole state (a new vault id when `vaultID` is nil). Callers hold the write turn
+    /// (or, at creation, nobody else can have the vault yet).
     func sealState(of map: StateMap, keys: ItemKeys, after expected: UInt64?, vaultID: [UInt8]?, generation: UInt64 = 1) async throws {
-        let id = vaultID ?? Array(SecureBytes(randomCount: 16).withUnsafeBytes { Array($0) })
-        let state = Self.seal(map, keys: keys, vaultID: id, generation: generation)
-        try await storage.writeState(state, expected: expected)
+        let id = vaultID ?? SecureBytes(randomCount: 16).withUnsafeBytes { Array($0) }
+        let digest = map.digest(keys: keys)
+        let state = Self.seal(keys: keys, vaultID: id, generation: generation, count: map.count, digest: digest)
+        try await storage.writeState(state, entries: map.list, expected: expected)
         remember(state)
+        verified = (state, map, digest)
     }
 
-    static func seal(_ map: StateMap, keys: ItemKeys, vaultID: [UInt8], generation: UInt64) -> SealedVaultState {
-        let entries = map.encoded()
-        return SealedVaultState(vaultID: vaultID, generation: generation, entries: entries,
-                                tag: keys.stateTag(vaultID: vaultID, generation: generation, entries: entries))
+    static func seal(keys: ItemKeys, vaultID: [UInt8], generation: UInt64, count: Int, digest: [UInt8]) -> SealedVaultState {
+        SealedVaultState(vaultID: vaultID, generation: generation, count: UInt64(count),
+                         tag: keys.stateTag(vaultID: vaultID, generation: generation, count: UInt64(count), digest: digest))
     }
 
     /// A row against the state's entry for it: the row to use, nil when the item is gone (absent or

@@ -26,7 +26,7 @@ public actor EncryptedVault: TokenStore, LockableStore {
     var seen: (vaultID: [UInt8], generation: UInt64)?
     /// The state last authenticated (with its map), so a read of an unchanged state skips the hash.
     /// Cleared by `lock()`: a state is only trusted under the keys that checked it.
-    var verified: (state: SealedVaultState, map: StateMap)?
+    var verified: (state: SealedVaultState, map: StateMap, digest: [UInt8])?
     /// State changes take turns: the actor is re-entrant across awaits, and two changes built on the
     /// same state would make one of them retry (``StateConflict`` is for other processes).
     private var writing = false
@@ -176,7 +176,7 @@ public actor EncryptedVault: TokenStore, LockableStore {
         try validateSecret(secret)
         let now = clock.now
         let lookup = keys.lookup(for: key)
-        try await changeState(keys: keys) { state, map in
+        try await changeState(keys: keys, lookup: lookup) { map in
             let existing = try await self.storage.record(for: lookup)
             // A replacement keeps the creation date, unless the old record no longer opens, is not the
             // one the state names, or expired.
@@ -193,8 +193,8 @@ public actor EncryptedVault: TokenStore, LockableStore {
                 lookup: lookup, revision: revision, expiresAt: options.expiresAt,
                 sealedMetadata: try RecordFormat.seal(try SealedMetadata(metadata).encoded(), keys: keys, lookup: lookup, revision: revision, part: .metadata),
                 sealedSecret: try RecordFormat.seal(secret, keys: keys, lookup: lookup, revision: revision, part: .secret))
-            map[lookup] = StateMap.Entry(revision: revision, expiresAt: options.expiresAt)
-            return { newState, expected in try await self.storage.put(record, state: newState, expected: expected) }
+            return (StateMap.Entry(revision: revision, expiresAt: options.expiresAt),
+                    { newState, expected in try await self.storage.put(record, state: newState, expected: expected) })
         }
     }
 

@@ -13,17 +13,19 @@ public protocol SealedStorage: Sendable {
     func writeHeader(_ header: [UInt8], expected: [UInt8]?) async throws
     /// The record stored under `lookup`.
     func record(for lookup: [UInt8]) async throws -> SealedRecord?
-    /// The vault state (see ``SealedVaultState``), or nil before one was first sealed.
+    /// The vault state (see ``SealedVaultState``), or nil before one was first sealed. One small row.
     func readState() async throws -> SealedVaultState?
-    /// Replaces the state alone, durably, if the stored generation is still `expected` (nil: no state
-    /// yet); otherwise throws ``StateConflict`` and changes nothing.
-    func writeState(_ state: SealedVaultState, expected: UInt64?) async throws
-    /// Inserts or replaces the record under `record.lookup` and replaces the state, durably, in one
-    /// transaction, under the same `expected` check as ``writeState(_:expected:)``. Replaced
-    /// ciphertext must not stay recoverable from the storage files.
+    /// Every entry the state names, in any order.
+    func stateEntries() async throws -> [StateEntry]
+    /// Replaces the state and all its entries, durably, if the stored generation is still `expected`
+    /// (nil: no state yet); otherwise throws ``StateConflict`` and changes nothing.
+    func writeState(_ state: SealedVaultState, entries: [StateEntry], expected: UInt64?) async throws
+    /// Inserts or replaces the record under `record.lookup`, sets its entry (lookup, revision, expiry)
+    /// and replaces the state, durably, in one transaction, under the same `expected` check as
+    /// ``writeState(_:entries:expected:)``. Replaced ciphertext must not stay recoverable from the files.
     func put(_ record: SealedRecord, state: SealedVaultState, expected: UInt64?) async throws
-    /// Deletes the record under `lookup` (scrubbing its ciphertext) and replaces the state in one
-    /// transaction, under the same `expected` check; returns whether a record existed.
+    /// Deletes the record under `lookup` (scrubbing its ciphertext) and its entry, and replaces the
+    /// state, in one transaction, under the same `expected` check; returns whether a record existed.
     func delete(lookup: [UInt8], state: SealedVaultState, expected: UInt64?) async throws -> Bool
     /// Every record without its sealed secret, for listing.
     func listings() async throws -> [SealedRecord]

@@ -1,27 +1,43 @@
 import Foundation
 import VaultCore
 
-/// The vault-wide authenticated state as a storage keeps it: which rows exist, at which revision and
-/// expiry, at which generation. ``EncryptedVault`` writes it in the same transaction as every change
-/// of a row and checks it on unlock and on every read, so a row put back from an older copy (its
+/// The vault-wide authenticated state as a storage keeps it: how many rows exist and at which
+/// generation, bound by `tag` to every row's `(lookup, revision, expiry)` (the ``StateEntry`` list the
+/// storage keeps beside it). ``EncryptedVault`` writes both in the same transaction as every change of
+/// a row and checks them on unlock and on every read, so a row put back from an older copy (its
 /// revision, metadata and secret together), a row deleted or resurrected behind the vault's back, or
 /// an older copy of the whole state is refused.
 ///
-/// `entries` is the ``StateMap`` encoding; `tag` is a keyed BLAKE2b over the vault id, the generation
-/// and `entries` under a key derived from the master key, so only the vault can write a valid state.
+/// `tag` is a keyed BLAKE2b over the vault id, the generation, the count and the XOR of a keyed
+/// BLAKE2b of each entry (an XOR-MAC: a change updates it in O(1); the aggregate itself is never
+/// stored), all under keys derived from the master key, so only the vault can write a valid state.
 public struct SealedVaultState: Sendable, Equatable {
     /// 16 random bytes naming this vault; also kept in the external ``GenerationRecord``.
     public var vaultID: [UInt8]
     /// Incremented on every change of the state; never goes back.
     public var generation: UInt64
-    public var entries: [UInt8]
+    /// How many entries the state names.
+    public var count: UInt64
     public var tag: [UInt8]
 
-    public init(vaultID: [UInt8], generation: UInt64, entries: [UInt8], tag: [UInt8]) {
+    public init(vaultID: [UInt8], generation: UInt64, count: UInt64, tag: [UInt8]) {
         self.vaultID = vaultID
         self.generation = generation
-        self.entries = entries
+        self.count = count
         self.tag = tag
+    }
+}
+
+/// One row as the state names it: its lookup, revision and expiry.
+public struct StateEntry: Sendable, Equatable {
+    public var lookup: [UInt8]
+    public var revision: UInt64
+    public var expiresAt: Date?
+
+    public init(lookup: [UInt8], revision: UInt64, expiresAt: Date?) {
+        self.lookup = lookup
+        self.revision = revision
+        self.expiresAt = expiresAt
     }
 }
 
@@ -31,8 +47,7 @@ public struct StateConflict: Error, Sendable {
     public init() {}
 }
 
-/// The authenticated content of the state: lookup → (revision, expiry), sorted by lookup.
-/// Encoded as fixed 49-byte entries: `lookup(32) ‖ revision(8, LE) ‖ hasExpiry(1) ‖ expiry bits(8, LE)`.
+/// The authenticated content of the state, in memory: lookup → (revision, expiry).
 struct StateMap: Equatable {
     struct Entry: Equatable {
         var revision: UInt64
@@ -41,10 +56,17 @@ struct StateMap: Equatable {
         func isExpired(at now: Date) -> Bool { expiresAt.map { now >= $0 } ?? false }
     }
 
-    static let lookupCount = 32
-    static let entryCount = lookupCount + 17
-
     private(set) var entries: [[UInt8]: Entry] = [:]
+
+    init() {}
+
+    /// The map of a storage's entry list; nil when a lookup appears twice.
+    init?(_ list: [StateEntry]) {
+        for item in list {
+            guard entries[item.lookup] == nil else { return nil }
+            entries[item.lookup] = Entry(revision: item.revision, expiresAt: item.expiresAt)
+        }
+    }
 
     subscript(lookup: [UInt8]) -> Entry? {
         get { entries[lookup] }
@@ -52,44 +74,30 @@ struct StateMap: Equatable {
     }
 
     var lookups: Dictionary<[UInt8], Entry>.Keys { entries.keys }
+    var count: Int { entries.count }
+
+    var list: [StateEntry] {
+        entries.map { StateEntry(lookup: $0.key, revision: $0.value.revision, expiresAt: $0.value.expiresAt) }
+    }
+
+    func hasExpired(at now: Date) -> Bool { entries.values.contains { $0.isExpired(at: now) } }
 
     /// Entries whose authenticated expiry has passed are gone: a purge may have removed their rows.
-    mutating func dropExpired(at now: Date) {
-        entries = entries.filter { !$0.value.isExpired(at: now) }
+    func droppingExpired(at now: Date) -> StateMap {
+        var copy = self
+        copy.entries = entries.filter { !$0.value.isExpired(at: now) }
+        return copy
     }
 
-    func encoded() -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(entries.count * Self.entryCount)
-        for lookup in entries.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            let entry = entries[lookup]!
-            out += lookup
-            out += withUnsafeBytes(of: entry.revision.littleEndian, Array.init)
-            out.append(entry.expiresAt == nil ? 0 : 1)
-            out += withUnsafeBytes(of: (entry.expiresAt?.timeIntervalSince1970.bitPattern ?? 0).littleEndian, Array.init)
-        }
+    /// The XOR of every entry's keyed hash: the state's aggregate, kept in memory only.
+    func digest(keys: ItemKeys) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 32)
+        for (lookup, entry) in entries { xor(&out, keys.entryTag(lookup: lookup, entry: entry)) }
         return out
     }
+}
 
-    /// Parses an authenticated encoding (call only after the tag checked out).
-    static func decode(_ bytes: [UInt8]) throws -> StateMap {
-        guard bytes.count % entryCount == 0 else { throw damaged }
-        var map = StateMap()
-        var offset = 0
-        while offset < bytes.count {
-            let lookup = Array(bytes[offset..<offset + lookupCount])
-            let revision = UInt64(littleEndian: bytes[offset + 32..<offset + 40].withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) })
-            let hasExpiry = bytes[offset + 40]
-            let bits = UInt64(littleEndian: bytes[offset + 41..<offset + 49].withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) })
-            guard hasExpiry <= 1, map.entries[lookup] == nil else { throw damaged }
-            map.entries[lookup] = Entry(revision: revision,
-                                        expiresAt: hasExpiry == 1 ? Date(timeIntervalSince1970: Double(bitPattern: bits)) : nil)
-            offset += entryCount
-        }
-        return map
-    }
-
-    private static var damaged: VaultError {
-        VaultError.integrityFailure("the vault's state opened but is not valid; the vault was written by a faulty build")
-    }
+/// `into ^= other`, for 32-byte aggregates.
+func xor(_ into: inout [UInt8], _ other: [UInt8]) {
+    for index in into.indices { into[index] ^= other[index] }
 }

@@ -98,9 +98,14 @@ public final class SQLiteSealedStorage: SealedStorage {
                     id INTEGER PRIMARY KEY CHECK (id = 1),
                     vault_id BLOB NOT NULL,
                     generation INTEGER NOT NULL,
-                    entries BLOB NOT NULL,
+                    count INTEGER NOT NULL,
                     tag BLOB NOT NULL
                 );
+                CREATE TABLE vault_entries (
+                    lookup BLOB PRIMARY KEY,
+                    revision INTEGER NOT NULL,
+                    expires_at REAL
+                ) WITHOUT ROWID;
                 """)
         }
         return migrator
@@ -141,17 +146,30 @@ public final class SQLiteSealedStorage: SealedStorage {
 
     public func readState() async throws -> SealedVaultState? {
         try readNow("read the vault state") { db in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT vault_id, generation, entries, tag FROM vault_state WHERE id = 1")).map { row in
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT vault_id, generation, count, tag FROM vault_state WHERE id = 1")).map { row in
                 SealedVaultState(vaultID: Array(row["vault_id"] as Data), generation: UInt64(bitPattern: row["generation"] as Int64),
-                                 entries: Array(row["entries"] as Data), tag: Array(row["tag"] as Data))
+                                 count: UInt64(bitPattern: row["count"] as Int64), tag: Array(row["tag"] as Data))
             }
         }
     }
 
-    public func writeState(_ state: SealedVaultState, expected: UInt64?) async throws {
+    public func stateEntries() async throws -> [StateEntry] {
+        try readNow("read the vault state") { db in
+            try Row.fetchAll(db, sql: "SELECT lookup, revision, expires_at FROM vault_entries").map { row in
+                StateEntry(lookup: Array(row["lookup"] as Data), revision: UInt64(bitPattern: row["revision"] as Int64),
+                           expiresAt: (row["expires_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
+            }
+        }
+    }
+
+    public func writeState(_ state: SealedVaultState, entries: [StateEntry], expected: UInt64?) async throws {
         try await access("write the vault state") { db in
             try db.inTransaction(.immediate) {
                 try Self.replaceState(db, state, expected: expected)
+                try db.execute(sql: "DELETE FROM vault_entries")
+                for entry in entries {
+                    try Self.setEntry(db, lookup: entry.lookup, revision: entry.revision, expiresAt: entry.expiresAt)
+                }
                 return .commit
             }
         }
@@ -162,6 +180,7 @@ public final class SQLiteSealedStorage: SealedStorage {
             var replaced = false
             try db.inTransaction(.immediate) {
                 try Self.replaceState(db, state, expected: expected)
+                try Self.setEntry(db, lookup: record.lookup, revision: record.revision, expiresAt: record.expiresAt)
                 replaced = try Bool.fetchOne(db, sql: "SELECT 1 FROM items WHERE lookup = ?", arguments: [Data(record.lookup)]) ?? false
                 try db.execute(sql: """
                     INSERT INTO items (lookup, revision, expires_at, metadata, secret) VALUES (?, ?, ?, ?, ?)
@@ -183,6 +202,7 @@ public final class SQLiteSealedStorage: SealedStorage {
                 try Self.replaceState(db, state, expected: expected)
                 try db.execute(sql: "DELETE FROM items WHERE lookup = ?", arguments: [Data(lookup)])
                 deleted = db.changesCount > 0
+                try db.execute(sql: "DELETE FROM vault_entries WHERE lookup = ?", arguments: [Data(lookup)])
                 return .commit
             }
             if deleted { try self.scrubLog(db) }
@@ -194,8 +214,13 @@ public final class SQLiteSealedStorage: SealedStorage {
     private static func replaceState(_ db: Database, _ state: SealedVaultState, expected: UInt64?) throws {
         let current = try Int64.fetchOne(db, sql: "SELECT generation FROM vault_state WHERE id = 1").map { UInt64(bitPattern: $0) }
         guard current == expected else { throw StateConflict() }
-        try db.execute(sql: "INSERT OR REPLACE INTO vault_state (id, vault_id, generation, entries, tag) VALUES (1, ?, ?, ?, ?)",
-                       arguments: [Data(state.vaultID), Int64(bitPattern: state.generation), Data(state.entries), Data(state.tag)])
+        try db.execute(sql: "INSERT OR REPLACE INTO vault_state (id, vault_id, generation, count, tag) VALUES (1, ?, ?, ?, ?)",
+                       arguments: [Data(state.vaultID), Int64(bitPattern: state.generation), Int64(bitPattern: state.count), Data(state.tag)])
+    }
+
+    private static func setEntry(_ db: Database, lookup: [UInt8], revision: UInt64, expiresAt: Date?) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO vault_entries (lookup, revision, expires_at) VALUES (?, ?, ?)",
+                       arguments: [Data(lookup), Int64(bitPattern: revision), expiresAt?.timeIntervalSince1970])
     }
 
     public func listings() async throws -> [SealedRecord] {

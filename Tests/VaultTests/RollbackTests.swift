@@ -10,14 +10,15 @@ import VaultTesting
 /// Putting back an older copy of a row, of the state, or of the whole file (issue 9.6): refused with
 /// an `.integrityFailure` that names the rollback and the recovery, on real SQLite files.
 @Suite struct RollbackTests {
-    /// Every column of every item row and the state row, as an attacker would copy them with sqlite3.
-    static func snapshot(_ test: TestVault) throws -> (items: [Row], state: Row?) {
+    /// Every column of every item row, the state row and its entries, as an attacker would copy them with sqlite3.
+    static func snapshot(_ test: TestVault) throws -> (items: [Row], state: Row?, entries: [Row]) {
         try test.tamper { db in
-            (try Row.fetchAll(db, sql: "SELECT * FROM items ORDER BY id"), try Row.fetchOne(db, sql: "SELECT * FROM vault_state"))
+            (try Row.fetchAll(db, sql: "SELECT * FROM items ORDER BY id"), try Row.fetchOne(db, sql: "SELECT * FROM vault_state"),
+             try Row.fetchAll(db, sql: "SELECT * FROM vault_entries"))
         }
     }
 
-    static func restore(_ test: TestVault, items: [Row], state: Row? = nil) throws {
+    static func restore(_ test: TestVault, items: [Row], state: Row? = nil, entries: [Row]? = nil) throws {
         try test.tamper { db in
             for row in items {
                 try db.execute(sql: """
@@ -25,8 +26,15 @@ import VaultTesting
                     """, arguments: [row["id"], row["lookup"], row["revision"], row["expires_at"], row["metadata"], row["secret"]])
             }
             if let state {
-                try db.execute(sql: "INSERT OR REPLACE INTO vault_state (id, vault_id, generation, entries, tag) VALUES (1, ?, ?, ?, ?)",
-                               arguments: [state["vault_id"], state["generation"], state["entries"], state["tag"]])
+                try db.execute(sql: "INSERT OR REPLACE INTO vault_state (id, vault_id, generation, count, tag) VALUES (1, ?, ?, ?, ?)",
+                               arguments: [state["vault_id"], state["generation"], state["count"], state["tag"]])
+            }
+            if let entries {
+                try db.execute(sql: "DELETE FROM vault_entries")
+                for row in entries {
+                    try db.execute(sql: "INSERT INTO vault_entries (lookup, revision, expires_at) VALUES (?, ?, ?)",
+                                   arguments: [row["lookup"], row["revision"], row["expires_at"]])
+                }
             }
         }
     }
@@ -84,13 +92,28 @@ import VaultTesting
         try await test.vault.store(secure("revoked token"), service: "s", account: "a")
         let old = try Self.snapshot(test)
         try await test.vault.store(secure("current token"), service: "s", account: "a")
-        try Self.restore(test, items: old.items, state: old.state)
+        try Self.restore(test, items: old.items, state: old.state, entries: old.entries)
 
         #expect(await vaultErrorCode { try await test.vault.retrieve(service: "s", account: "a") } == .integrityFailure,
                 "the running vault saw a newer generation")
         let error = try #require(await Self.failure { try await test.reopen() })
         #expect(error.code == .integrityFailure)
         #expect(error.reason.contains("older copy"))
+    }
+
+    @Test func anEntryOfTheStateChangedAloneIsCaughtByTheTag() async throws {
+        let test = try await TestVault()
+        try await test.vault.store(secure("old"), service: "s", account: "a")
+        let old = try Self.snapshot(test)
+        try await test.vault.store(secure("new"), service: "s", account: "a")
+        try Self.restore(test, items: old.items, entries: old.entries)  // row and entry, not the state row
+        #expect(await vaultErrorCode { try await test.vault.retrieve(service: "s", account: "a") } == .integrityFailure,
+                "the running vault checks rows against the state it authenticated")
+        let (storage, reopened) = try await test.reopen()
+        defer { try? storage.close() }
+        let error = try #require(await Self.failure { try await reopened.unlock(.passphrase(secure(TestVault.passphrase))) })
+        #expect(error.code == .integrityFailure)
+        #expect(await reopened.isLocked, "a vault whose state fails stays locked")
     }
 
     @Test func anOlderCopyOfTheWholeFileIsRefusedAtOpen() async throws {
@@ -140,7 +163,7 @@ import VaultTesting
             try await test.vault.unlock(.passphrase(secure(TestVault.passphrase)))
         }
         let recorded = try #require(try test.record.read())
-        #expect(recorded.generation == 7, "one for the creation, two stores a round")
+        #expect(recorded.generation == 10, "one for the creation; a round: two stores, and the unlock that drops the expired entry")
     }
 
     @Test func theFrozenV1VaultGetsItsStateAtItsFirstUnlockAndIsProtectedFromThen() async throws {
