@@ -131,7 +131,7 @@ extension EncryptedVault {
         let recorded = (try? generationRecord?.read()) ?? nil
         var map = StateMap()
         for record in try await storage.listings() {
-            map[record.lookup] = StateMap.Entry(revision: record.revision, expiresAt: record.expiresAt)
+            map[record.lookup] = StateMap.Entry(revision: record.revision, expiry: record.expiresAt)
         }
         let generation = max(state?.generation ?? 0, recorded?.generation ?? 0, seen?.generation ?? 0) &+ 1
         try await sealState(of: map, keys: keys, after: state?.generation, vaultID: state?.vaultID, generation: generation)
@@ -169,7 +169,7 @@ extension EncryptedVault {
             if let expiry = record.expiresAt, now >= expiry { return nil }
             throw rollback("an item's row is in the vault file but not in the vault's state: it was put back from an older copy after it was deleted")
         case (let record?, let entry?):
-            guard record.revision == entry.revision, record.expiresAt == entry.expiresAt else {
+            guard record.revision == entry.revision, entry.hasExpiry(record.expiresAt) else {
                 throw rollback("an item's row is at revision \(record.revision) where the vault's state says \(entry.revision)"
                                + (record.revision == entry.revision ? " (its clear expiry was changed)" : ": it was put back from an older copy"))
             }

@@ -193,7 +193,7 @@ public actor EncryptedVault: TokenStore, LockableStore {
                 lookup: lookup, revision: revision, expiresAt: options.expiresAt,
                 sealedMetadata: try RecordFormat.seal(try SealedMetadata(metadata).encoded(), keys: keys, lookup: lookup, revision: revision, part: .metadata),
                 sealedSecret: try RecordFormat.seal(secret, keys: keys, lookup: lookup, revision: revision, part: .secret))
-            return (StateMap.Entry(revision: revision, expiresAt: options.expiresAt),
+            return (StateMap.Entry(revision: revision, expiry: options.expiresAt),
                     { newState, expected in try await self.storage.put(record, state: newState, expected: expected) })
         }
     }

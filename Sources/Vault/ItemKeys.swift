@@ -18,7 +18,7 @@ struct ItemKeys: Sendable {
 
     /// One entry's share of the state aggregate: a keyed hash of (lookup, revision, expiry).
     func entryTag(lookup: [UInt8], entry: StateMap.Entry) -> [UInt8] {
-        let expiry: [UInt8] = entry.expiresAt.map { [1] + withUnsafeBytes(of: $0.timeIntervalSince1970.bitPattern.littleEndian, Array.init) } ?? [0]
+        let expiry: [UInt8] = entry.expiresAt.map { [1] + withUnsafeBytes(of: $0.bitPattern.littleEndian, Array.init) } ?? [0]
         return KeyedHash.tag(key: entryKey, context: "state entry", parts: [lookup, withUnsafeBytes(of: entry.revision.littleEndian, Array.init), expiry])
     }
 

@@ -32,9 +32,10 @@ public struct SealedVaultState: Sendable, Equatable {
 public struct StateEntry: Sendable, Equatable {
     public var lookup: [UInt8]
     public var revision: UInt64
-    public var expiresAt: Date?
+    /// Seconds since 1970, exactly as stored (the state hashes these bits, so no `Date` round trip).
+    public var expiresAt: Double?
 
-    public init(lookup: [UInt8], revision: UInt64, expiresAt: Date?) {
+    public init(lookup: [UInt8], revision: UInt64, expiresAt: Double?) {
         self.lookup = lookup
         self.revision = revision
         self.expiresAt = expiresAt
@@ -51,9 +52,29 @@ public struct StateConflict: Error, Sendable {
 struct StateMap: Equatable {
     struct Entry: Equatable {
         var revision: UInt64
-        var expiresAt: Date?
+        /// Seconds since 1970 as stored: `Date` ↔ seconds-since-1970 is not an exact round trip.
+        var expiresAt: Double?
 
-        func isExpired(at now: Date) -> Bool { expiresAt.map { now >= $0 } ?? false }
+        init(revision: UInt64, expiresAt: Double?) {
+            self.revision = revision
+            self.expiresAt = expiresAt
+        }
+
+        /// The entry of a row about to be written with this expiry (the storage stores the same expression).
+        init(revision: UInt64, expiry: Date?) {
+            self.init(revision: revision, expiresAt: expiry?.timeIntervalSince1970)
+        }
+
+        func isExpired(at now: Date) -> Bool { expiresAt.map { now >= Date(timeIntervalSince1970: $0) } ?? false }
+
+        /// Whether a row's expiry is this one, up to the rounding of a `Date` round trip (a microsecond).
+        func hasExpiry(_ expiry: Date?) -> Bool {
+            switch (expiry, expiresAt) {
+            case (nil, nil): true
+            case (let date?, let seconds?): abs(date.timeIntervalSince1970 - seconds) <= 1e-6
+            default: false
+            }
+        }
     }
 
     private(set) var entries: [[UInt8]: Entry] = [:]

@@ -157,7 +157,7 @@ public final class SQLiteSealedStorage: SealedStorage {
         try readNow("read the vault state") { db in
             try Row.fetchAll(db, sql: "SELECT lookup, revision, expires_at FROM vault_entries").map { row in
                 StateEntry(lookup: Array(row["lookup"] as Data), revision: UInt64(bitPattern: row["revision"] as Int64),
-                           expiresAt: (row["expires_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
+                           expiresAt: row["expires_at"] as Double?)
             }
         }
     }
@@ -180,7 +180,7 @@ public final class SQLiteSealedStorage: SealedStorage {
             var replaced = false
             try db.inTransaction(.immediate) {
                 try Self.replaceState(db, state, expected: expected)
-                try Self.setEntry(db, lookup: record.lookup, revision: record.revision, expiresAt: record.expiresAt)
+                try Self.setEntry(db, lookup: record.lookup, revision: record.revision, expiresAt: record.expiresAt?.timeIntervalSince1970)
                 replaced = try Bool.fetchOne(db, sql: "SELECT 1 FROM items WHERE lookup = ?", arguments: [Data(record.lookup)]) ?? false
                 try db.execute(sql: """
                     INSERT INTO items (lookup, revision, expires_at, metadata, secret) VALUES (?, ?, ?, ?, ?)
@@ -218,9 +218,9 @@ public final class SQLiteSealedStorage: SealedStorage {
                        arguments: [Data(state.vaultID), Int64(bitPattern: state.generation), Int64(bitPattern: state.count), Data(state.tag)])
     }
 
-    private static func setEntry(_ db: Database, lookup: [UInt8], revision: UInt64, expiresAt: Date?) throws {
+    private static func setEntry(_ db: Database, lookup: [UInt8], revision: UInt64, expiresAt: Double?) throws {
         try db.execute(sql: "INSERT OR REPLACE INTO vault_entries (lookup, revision, expires_at) VALUES (?, ?, ?)",
-                       arguments: [Data(lookup), Int64(bitPattern: revision), expiresAt?.timeIntervalSince1970])
+                       arguments: [Data(lookup), Int64(bitPattern: revision), expiresAt])
     }
 
     public func listings() async throws -> [SealedRecord] {

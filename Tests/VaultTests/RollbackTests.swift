@@ -166,6 +166,27 @@ import VaultTesting
         #expect(recorded.generation == 10, "one for the creation; a round: two stores, and the unlock that drops the expired entry")
     }
 
+    @Test func expiriesThatDoNotSurviveADateRoundTripExactlyStillRead() async throws {
+        // Date ↔ seconds-since-1970 is not exact for every value; the state must agree with the rows anyway.
+        let test = try await TestVault()
+        let base = test.clock.now.addingTimeInterval(3600)
+        let inexact = (0..<200).filter { i in
+            let date = base.addingTimeInterval(Double(i) * 0.000_123_4)
+            return Date(timeIntervalSince1970: date.timeIntervalSince1970) != date
+        }
+        #expect(!inexact.isEmpty, "the test needs expiries whose round trip is inexact")
+        for i in 0..<200 {
+            try await test.vault.store(secure("t\(i)"), service: "s", account: "e\(i)",
+                                       options: try StoreOptions(expiresAt: base.addingTimeInterval(Double(i) * 0.000_123_4)))
+        }
+        for i in 0..<200 { _ = try await test.vault.retrieve(service: "s", account: "e\(i)") }
+        let (storage, reopened) = try await test.reopen()
+        defer { try? storage.close() }
+        try await reopened.unlock(.passphrase(secure(TestVault.passphrase)))
+        for i in 0..<200 { _ = try await reopened.retrieve(service: "s", account: "e\(i)") }
+        #expect(try await reopened.list().count == 200)
+    }
+
     @Test func theFrozenV1VaultGetsItsStateAtItsFirstUnlockAndIsProtectedFromThen() async throws {
         let fixtures = try #require(Bundle.module.url(forResource: "Fixtures", withExtension: nil))
         let directory = try makeTemporaryDirectory()
