@@ -12,37 +12,79 @@ import VaultCrypto
 /// ```
 ///
 /// Each record is sealed under a key derived from the master key, its row and its revision, so
-/// copied or rolled-back ciphertext fails to open. Passphrase derivation runs off the actor and off
-/// the cooperative thread pool, so a slow unlock does not hold up other callers.
+/// copied ciphertext fails to open; a vault-wide authenticated state (``SealedVaultState``), written
+/// with every change and checked on unlock and every read, plus a ``GenerationRecord`` kept outside
+/// the file, refuse rows or whole files put back from an older copy (docs/rollback.md).
+/// Passphrase derivation runs off the actor and off the cooperative thread pool, so a slow unlock
+/// does not hold up other callers.
 public actor EncryptedVault: TokenStore, LockableStore {
-    private let storage: any SealedStorage
-    private let clock: any VaultClock
+    let storage: any SealedStorage
+    let clock: any VaultClock
+    let generationRecord: (any GenerationRecord)?
     private var keys: ItemKeys?
+    /// The vault id and the newest state generation this instance has seen: the state never goes back.
+    var seen: (vaultID: [UInt8], generation: UInt64)?
+    /// The state last authenticated (with its map), so a read of an unchanged state skips the hash.
+    /// Cleared by `lock()`: a state is only trusted under the keys that checked it.
+    var verified: (state: SealedVaultState, map: StateMap, digest: [UInt8])?
+    /// State changes take turns: the actor is re-entrant across awaits, and two changes built on the
+    /// same state would make one of them retry (``StateConflict`` is for other processes).
+    private var writing = false
+    private var writeWaiters: [CheckedContinuation<Void, Never>] = []
 
-    /// Opens an existing vault, locked. Throws `.notInitialized` when there is none.
-    public init(storage: any SealedStorage, clock: any VaultClock = SystemClock()) async throws {
+    func takeWriteTurn() async {
+        guard writing else {
+            writing = true
+            return
+        }
+        await withCheckedContinuation { writeWaiters.append($0) }
+    }
+
+    func giveWriteTurn() {
+        if writeWaiters.isEmpty { writing = false } else { writeWaiters.removeFirst().resume() }
+    }
+
+    /// Opens an existing vault, locked. Throws `.notInitialized` when there is none, and
+    /// `.integrityFailure` when `generationRecord` shows the file is an older copy of the vault.
+    public init(storage: any SealedStorage, clock: any VaultClock = SystemClock(), generationRecord: (any GenerationRecord)? = nil) async throws {
         guard let bytes = try await storage.readHeader() else {
             throw VaultError(.notInitialized, "no vault has been created here yet: run `sortedvault init`")
         }
         _ = try VaultHeader.decode(bytes)
         self.storage = storage
         self.clock = clock
+        self.generationRecord = generationRecord
+        try Self.checkAgainstRecord(try await storage.readState(), generationRecord)
     }
 
-    private init(storage: any SealedStorage, clock: any VaultClock, keys: ItemKeys) {
+    /// Opens a vault for `sortedvault recover --accept-rollback`: like ``init(storage:clock:generationRecord:)``
+    /// without refusing an older copy at open. Follow with `unlock(_:acceptingRollback: true)`.
+    public static func openForRecovery(storage: any SealedStorage, clock: any VaultClock = SystemClock(),
+                                       generationRecord: (any GenerationRecord)?) async throws -> EncryptedVault {
+        guard let bytes = try await storage.readHeader() else {
+            throw VaultError(.notInitialized, "no vault has been created here yet: run `sortedvault init`")
+        }
+        _ = try VaultHeader.decode(bytes)
+        return EncryptedVault(storage: storage, clock: clock, generationRecord: generationRecord, keys: nil)
+    }
+
+    private init(storage: any SealedStorage, clock: any VaultClock, generationRecord: (any GenerationRecord)?, keys: ItemKeys?) {
         self.storage = storage
         self.clock = clock
+        self.generationRecord = generationRecord
         self.keys = keys
     }
 
     /// Creates a new vault in empty `storage`, protected by `keySource`, and returns it unlocked.
-    public static func create(storage: any SealedStorage, keySource: NewKeySource, clock: any VaultClock = SystemClock()) async throws -> EncryptedVault {
-        try await create(storage: storage, keySources: [keySource], clock: clock)
+    public static func create(storage: any SealedStorage, keySource: NewKeySource, clock: any VaultClock = SystemClock(),
+                              generationRecord: (any GenerationRecord)? = nil) async throws -> EncryptedVault {
+        try await create(storage: storage, keySources: [keySource], clock: clock, generationRecord: generationRecord)
     }
 
     /// Creates a new vault whose master key any one of `keySources` unlocks — for example the desktop
     /// keyring, and a recovery passphrase for when the keyring is unavailable.
-    public static func create(storage: any SealedStorage, keySources: [NewKeySource], clock: any VaultClock = SystemClock()) async throws -> EncryptedVault {
+    public static func create(storage: any SealedStorage, keySources: [NewKeySource], clock: any VaultClock = SystemClock(),
+                              generationRecord: (any GenerationRecord)? = nil) async throws -> EncryptedVault {
         guard !keySources.isEmpty, keySources.count <= 16 else {
             throw VaultError.invalidArgument("a vault needs between 1 and 16 key sources")
         }
@@ -53,7 +95,9 @@ public actor EncryptedVault: TokenStore, LockableStore {
         let slots = try await KeyDerivationQueue.run { try keySources.map { try KeySlots.make(for: $0, wrapping: master) } }
         let header = VaultHeader(format: VaultHeader.currentFormat, slots: slots)
         try await storage.writeHeader(try header.encoded(), expected: nil)
-        return EncryptedVault(storage: storage, clock: clock, keys: ItemKeys(master: master))
+        let vault = EncryptedVault(storage: storage, clock: clock, generationRecord: generationRecord, keys: ItemKeys(master: master))
+        try await vault.sealState(of: StateMap(), keys: ItemKeys(master: master), after: nil, vaultID: nil)
+        return vault
     }
 
     // MARK: Locking
@@ -61,14 +105,26 @@ public actor EncryptedVault: TokenStore, LockableStore {
     public var isLocked: Bool { keys == nil }
 
     /// Unlocks with a passphrase, key file or keyring key. A wrong one throws `.wrongPassphrase` and changes nothing.
-    public func unlock(_ credential: UnlockCredential) async throws {
+    /// Throws `.integrityFailure` (and stays locked) when the vault's state shows a rollback.
+    ///
+    /// `acceptingRollback` is the recovery path (`sortedvault recover --accept-rollback`): the rows as
+    /// they are now become the vault's state, at a generation newer than any seen. Use it only after
+    /// restoring an older copy on purpose: whatever was rolled back stays rolled back.
+    public func unlock(_ credential: UnlockCredential, acceptingRollback: Bool = false) async throws {
         let header = try await currentHeader()
         let master = try await KeyDerivationQueue.run { try KeySlots.open(header.decoded, with: credential) }
-        keys = ItemKeys(master: master)
+        let unlocked = ItemKeys(master: master)
+        if acceptingRollback {
+            try await acceptCurrentRows(keys: unlocked)
+        } else {
+            try await checkStateAtUnlock(keys: unlocked)
+        }
+        keys = unlocked
     }
 
     public func lock() {
         keys = nil
+        verified = nil
     }
 
     /// Re-wraps the master key under a new passphrase. Items are not re-encrypted.
@@ -120,29 +176,37 @@ public actor EncryptedVault: TokenStore, LockableStore {
         try validateSecret(secret)
         let now = clock.now
         let lookup = keys.lookup(for: key)
-        let existing = try await storage.record(for: lookup)
-        // A replacement keeps the creation date, unless the old record no longer opens or expired.
-        var createdAt = now
-        if let existing, let old = try? open(metadataOf: existing, keys: keys), !old.isExpired(at: now) {
-            createdAt = old.createdAt
+        try await changeState(keys: keys, lookup: lookup) { map in
+            let existing = try await self.storage.record(for: lookup)
+            // A replacement keeps the creation date, unless the old record no longer opens, is not the
+            // one the state names, or expired.
+            var createdAt = now
+            if let existing, let entry = map[lookup], entry.revision == existing.revision,
+               let old = try? self.open(metadataOf: existing, keys: keys), !old.isExpired(at: now) {
+                createdAt = old.createdAt
+            }
+            // Never reuse a revision: above both the state's and the row's.
+            let revision = max(map[lookup]?.revision ?? 0, existing?.revision ?? 0) &+ 1
+            let metadata = ItemMetadata(key: key, label: options.label, attributes: options.attributes,
+                                        createdAt: createdAt, modifiedAt: now, expiresAt: options.expiresAt)
+            let record = SealedRecord(
+                lookup: lookup, revision: revision, expiresAt: options.expiresAt,
+                sealedMetadata: try RecordFormat.seal(try SealedMetadata(metadata).encoded(), keys: keys, lookup: lookup, revision: revision, part: .metadata),
+                sealedSecret: try RecordFormat.seal(secret, keys: keys, lookup: lookup, revision: revision, part: .secret))
+            return (StateMap.Entry(revision: revision, expiry: options.expiresAt),
+                    { newState, expected in try await self.storage.put(record, state: newState, expected: expected) })
         }
-        let revision = (existing?.revision ?? 0) &+ 1
-        let metadata = ItemMetadata(key: key, label: options.label, attributes: options.attributes,
-                                    createdAt: createdAt, modifiedAt: now, expiresAt: options.expiresAt)
-        let record = SealedRecord(
-            lookup: lookup, revision: revision, expiresAt: options.expiresAt,
-            sealedMetadata: try RecordFormat.seal(try SealedMetadata(metadata).encoded(), keys: keys, lookup: lookup, revision: revision, part: .metadata),
-            sealedSecret: try RecordFormat.seal(secret, keys: keys, lookup: lookup, revision: revision, part: .secret))
-        try await storage.put(record)
     }
 
     public func retrieve(_ key: ItemKey) async throws -> RetrievedItem {
         let keys = try unlockedKeys()
         let now = clock.now
         let lookup = keys.lookup(for: key)
-        guard let record = try await storage.record(for: lookup) else { throw VaultError.notFound(key) }
+        let (_, map) = try await verifiedState(keys: keys)
+        let record = try await storage.record(for: lookup)
+        guard let record = try Self.checkRow(record, against: map[lookup], at: now) else { throw VaultError.notFound(key) }
         if let expiresAt = record.expiresAt, now >= expiresAt {
-            _ = try await storage.delete(lookup: lookup)
+            try await remove(lookup, keys: keys)
             throw VaultError.notFound(key)
         }
         let metadata = try open(metadataOf: record, keys: keys)
@@ -156,19 +220,35 @@ public actor EncryptedVault: TokenStore, LockableStore {
     public func delete(_ key: ItemKey) async throws {
         let keys = try unlockedKeys()
         let lookup = keys.lookup(for: key)
-        guard let record = try await storage.record(for: lookup) else { throw VaultError.notFound(key) }
-        let expired = record.expiresAt.map { clock.now >= $0 } ?? false
-        guard try await storage.delete(lookup: lookup), !expired else { throw VaultError.notFound(key) }
+        // A damaged or rolled-back row can be deleted by name, so the vault can be repaired item by item.
+        let (_, map) = try await verifiedState(keys: keys)
+        let entry = map[lookup]
+        let record = try await storage.record(for: lookup)
+        guard record != nil || entry != nil else { throw VaultError.notFound(key) }
+        let expired = (entry?.isExpired(at: clock.now) ?? false) || (record?.expiresAt.map { clock.now >= $0 } ?? false)
+        try await remove(lookup, keys: keys)
+        guard !expired else { throw VaultError.notFound(key) }
     }
 
     public func list(service: String?) async throws -> [ItemMetadata] {
         let keys = try unlockedKeys()
         _ = try await purgeExpired()
         let now = clock.now
+        let (_, map) = try await verifiedState(keys: keys)
         var result: [ItemMetadata] = []
         var damaged = 0
-        for record in try await storage.listings() {
-            guard let metadata = try? open(metadataOf: record, keys: keys) else {
+        let records = try await storage.listings()
+        // Rows the state names that are gone (and not expired) were deleted behind the vault's back.
+        let present = Set(records.map(\.lookup))
+        damaged += map.lookups.filter { !present.contains($0) && !(map[$0]!.isExpired(at: now)) }.count
+        for record in records {
+            let checked: SealedRecord?
+            do { checked = try Self.checkRow(record, against: map[record.lookup], at: now) } catch {
+                damaged += 1
+                continue
+            }
+            guard let checked else { continue }  // expired
+            guard let metadata = try? open(metadataOf: checked, keys: keys) else {
                 damaged += 1
                 continue
             }
@@ -190,7 +270,7 @@ public actor EncryptedVault: TokenStore, LockableStore {
         try await storage.deleteExpired(asOf: clock.now)
     }
 
-    private func open(metadataOf record: SealedRecord, keys: ItemKeys) throws -> ItemMetadata {
+    func open(metadataOf record: SealedRecord, keys: ItemKeys) throws -> ItemMetadata {
         let plaintext = try RecordFormat.open(record.sealedMetadata, keys: keys, lookup: record.lookup, revision: record.revision, part: .metadata)
         let metadata = try SealedMetadata.decode(plaintext)
         guard keys.lookup(for: metadata.key) == record.lookup, metadata.expiresAt == record.expiresAt else {

@@ -13,16 +13,27 @@ public protocol SealedStorage: Sendable {
     func writeHeader(_ header: [UInt8], expected: [UInt8]?) async throws
     /// The record stored under `lookup`.
     func record(for lookup: [UInt8]) async throws -> SealedRecord?
-    /// Inserts or replaces the record under `record.lookup`, durably, in one transaction. Replaced
-    /// ciphertext must not stay recoverable from the storage files.
-    func put(_ record: SealedRecord) async throws
-    /// Deletes the record under `lookup` and scrubs its ciphertext; returns whether one existed.
-    func delete(lookup: [UInt8]) async throws -> Bool
+    /// The vault state (see ``SealedVaultState``), or nil before one was first sealed. One small row.
+    func readState() async throws -> SealedVaultState?
+    /// Every entry the state names, in any order.
+    func stateEntries() async throws -> [StateEntry]
+    /// Replaces the state and all its entries, durably, if the stored generation is still `expected`
+    /// (nil: no state yet); otherwise throws ``StateConflict`` and changes nothing.
+    func writeState(_ state: SealedVaultState, entries: [StateEntry], expected: UInt64?) async throws
+    /// Inserts or replaces the record under `record.lookup`, sets its entry (lookup, revision, expiry)
+    /// and replaces the state, durably, in one transaction, under the same `expected` check as
+    /// ``writeState(_:entries:expected:)``. Replaced ciphertext must not stay recoverable from the files.
+    func put(_ record: SealedRecord, state: SealedVaultState, expected: UInt64?) async throws
+    /// Deletes the record under `lookup` (scrubbing its ciphertext) and its entry, and replaces the
+    /// state, in one transaction, under the same `expected` check; returns whether a record existed.
+    func delete(lookup: [UInt8], state: SealedVaultState, expected: UInt64?) async throws -> Bool
     /// Every record without its sealed secret, for listing.
     func listings() async throws -> [SealedRecord]
     /// How many records are stored (expired ones included until purged).
     func count() async throws -> Int
     /// Deletes and scrubs every record whose clear expiry is at or before `date`; returns how many.
+    /// Leaves the state alone (it may run while the vault is locked): the state keeps the authenticated
+    /// expiry of those rows, which tells the vault that their absence is a purge.
     func deleteExpired(asOf date: Date) async throws -> Int
 }
 

@@ -88,7 +88,8 @@ public enum Daemon {
         let vault: EncryptedVault
         do {
             storage = try SQLiteSealedStorage(path: paths.database)
-            vault = try await EncryptedVault(storage: storage, clock: configuration.clock)
+            vault = try await EncryptedVault(storage: storage, clock: configuration.clock,
+                                           generationRecord: GenerationFile(path: paths.generationRecord))
             if try await vault.keySourceKinds().contains("keyfile") {
                 do {
                     try await vault.unlock(.keyFile(try KeyFile.load(from: paths.keyFile)))

@@ -90,6 +90,24 @@ public final class SQLiteSealedStorage: SealedStorage {
                 CREATE INDEX items_by_expiry ON items(expires_at) WHERE expires_at IS NOT NULL;
                 """)
         }
+        // The vault-wide authenticated state (rollback detection). A vault from before it gets its
+        // first state when it is next unlocked.
+        migrator.registerMigration("v2: vault state") { db in
+            try db.execute(sql: """
+                CREATE TABLE vault_state (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    vault_id BLOB NOT NULL,
+                    generation INTEGER NOT NULL,
+                    count INTEGER NOT NULL,
+                    tag BLOB NOT NULL
+                );
+                CREATE TABLE vault_entries (
+                    lookup BLOB PRIMARY KEY,
+                    revision INTEGER NOT NULL,
+                    expires_at REAL
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 
@@ -126,10 +144,43 @@ public final class SQLiteSealedStorage: SealedStorage {
         }
     }
 
-    public func put(_ record: SealedRecord) async throws {
+    public func readState() async throws -> SealedVaultState? {
+        try readNow("read the vault state") { db in
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT vault_id, generation, count, tag FROM vault_state WHERE id = 1")).map { row in
+                SealedVaultState(vaultID: Array(row["vault_id"] as Data), generation: UInt64(bitPattern: row["generation"] as Int64),
+                                 count: UInt64(bitPattern: row["count"] as Int64), tag: Array(row["tag"] as Data))
+            }
+        }
+    }
+
+    public func stateEntries() async throws -> [StateEntry] {
+        try readNow("read the vault state") { db in
+            try Row.fetchAll(db, sql: "SELECT lookup, revision, expires_at FROM vault_entries").map { row in
+                StateEntry(lookup: Array(row["lookup"] as Data), revision: UInt64(bitPattern: row["revision"] as Int64),
+                           expiresAt: row["expires_at"] as Double?)
+            }
+        }
+    }
+
+    public func writeState(_ state: SealedVaultState, entries: [StateEntry], expected: UInt64?) async throws {
+        try await access("write the vault state") { db in
+            try db.inTransaction(.immediate) {
+                try Self.replaceState(db, state, expected: expected)
+                try db.execute(sql: "DELETE FROM vault_entries")
+                for entry in entries {
+                    try Self.setEntry(db, lookup: entry.lookup, revision: entry.revision, expiresAt: entry.expiresAt)
+                }
+                return .commit
+            }
+        }
+    }
+
+    public func put(_ record: SealedRecord, state: SealedVaultState, expected: UInt64?) async throws {
         try await access("store an item") { db in
             var replaced = false
             try db.inTransaction(.immediate) {
+                try Self.replaceState(db, state, expected: expected)
+                try Self.setEntry(db, lookup: record.lookup, revision: record.revision, expiresAt: record.expiresAt?.timeIntervalSince1970)
                 replaced = try Bool.fetchOne(db, sql: "SELECT 1 FROM items WHERE lookup = ?", arguments: [Data(record.lookup)]) ?? false
                 try db.execute(sql: """
                     INSERT INTO items (lookup, revision, expires_at, metadata, secret) VALUES (?, ?, ?, ?, ?)
@@ -144,13 +195,32 @@ public final class SQLiteSealedStorage: SealedStorage {
         }
     }
 
-    public func delete(lookup: [UInt8]) async throws -> Bool {
+    public func delete(lookup: [UInt8], state: SealedVaultState, expected: UInt64?) async throws -> Bool {
         try await access("delete an item") { db in
-            try db.execute(sql: "DELETE FROM items WHERE lookup = ?", arguments: [Data(lookup)])
-            let deleted = db.changesCount > 0
+            var deleted = false
+            try db.inTransaction(.immediate) {
+                try Self.replaceState(db, state, expected: expected)
+                try db.execute(sql: "DELETE FROM items WHERE lookup = ?", arguments: [Data(lookup)])
+                deleted = db.changesCount > 0
+                try db.execute(sql: "DELETE FROM vault_entries WHERE lookup = ?", arguments: [Data(lookup)])
+                return .commit
+            }
             if deleted { try self.scrubLog(db) }
             return deleted
         }
+    }
+
+    /// Inside a write transaction: replaces the state if its stored generation is still `expected`.
+    private static func replaceState(_ db: Database, _ state: SealedVaultState, expected: UInt64?) throws {
+        let current = try Int64.fetchOne(db, sql: "SELECT generation FROM vault_state WHERE id = 1").map { UInt64(bitPattern: $0) }
+        guard current == expected else { throw StateConflict() }
+        try db.execute(sql: "INSERT OR REPLACE INTO vault_state (id, vault_id, generation, count, tag) VALUES (1, ?, ?, ?, ?)",
+                       arguments: [Data(state.vaultID), Int64(bitPattern: state.generation), Int64(bitPattern: state.count), Data(state.tag)])
+    }
+
+    private static func setEntry(_ db: Database, lookup: [UInt8], revision: UInt64, expiresAt: Double?) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO vault_entries (lookup, revision, expires_at) VALUES (?, ?, ?)",
+                       arguments: [Data(lookup), Int64(bitPattern: revision), expiresAt])
     }
 
     public func listings() async throws -> [SealedRecord] {
@@ -203,6 +273,8 @@ public final class SQLiteSealedStorage: SealedStorage {
             return try await queue.writeWithoutTransaction(body)
         } catch let error as VaultError {
             throw error
+        } catch let conflict as StateConflict {
+            throw conflict
         } catch {
             throw Self.storageError(error, doing: what)
         }

@@ -66,7 +66,8 @@ struct Init: AsyncParsableCommand {
             }
             do {
                 let storage = try SQLiteSealedStorage(path: paths.database)
-                _ = try await EncryptedVault.create(storage: storage, keySources: sources)
+                _ = try await EncryptedVault.create(storage: storage, keySources: sources,
+                                                    generationRecord: GenerationFile(path: paths.generationRecord))
                 try storage.close()
             } catch {
                 if let keyringKeyID { try? await SecretServiceKeySource().deleteKey(id: keyringKeyID) }

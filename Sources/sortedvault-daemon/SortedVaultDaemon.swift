@@ -1,6 +1,6 @@
 import ArgumentParser
 
-/// `sortedvault-daemon`: the per-user daemon and `init`. Users run them as `sortedvault daemon` and
+/// `sortedvault-daemon`: the per-user daemon, `init` and `recover`. Users run them as `sortedvault daemon` and
 /// `sortedvault init`, which hand over to this executable; the other commands never load its libraries.
 @main
 struct SortedVaultDaemon: AsyncParsableCommand {
@@ -8,6 +8,6 @@ struct SortedVaultDaemon: AsyncParsableCommand {
         commandName: "sortedvault",
         abstract: "The sortedvault daemon and vault creation.",
         version: "0.1.0",
-        subcommands: [DaemonCommand.self, Init.self],
+        subcommands: [DaemonCommand.self, Init.self, Recover.self],
         defaultSubcommand: DaemonCommand.self)
 }

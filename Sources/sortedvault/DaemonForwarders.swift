@@ -35,3 +35,18 @@ struct DaemonForwarder: ParsableCommand {
         }
     }
 }
+
+struct RecoverForwarder: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "recover", abstract: "Accept a vault restored from an older copy (see `sortedvault recover --help`).", helpNames: [])
+
+    @Argument(parsing: .captureForPassthrough) var arguments: [String] = []
+
+    func run() throws {
+        do {
+            try DaemonExecutable.exec(["recover"] + arguments)
+        } catch let error as VaultError {
+            throw fail(error.reason, .failure)
+        }
+    }
+}

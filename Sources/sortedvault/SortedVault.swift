@@ -15,7 +15,7 @@ struct SortedVault: AsyncParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            InitForwarder.self, Store.self, Retrieve.self, Delete.self, List.self, Status.self,
+            InitForwarder.self, RecoverForwarder.self, Store.self, Retrieve.self, Delete.self, List.self, Status.self,
             Lock.self, Unlock.self, ChangePassphrase.self, SessionCommand.self, Exec.self, GitCommand.self, Log.self, DaemonForwarder.self,
         ])
 }

@@ -91,6 +91,24 @@ extension DaemonSuite {
             }
         }
 
+        @Test func everyProviderKindAnswersTheSameTestControls() async throws {
+            for kind in [ProviderServer.Kind.oauth2, .supabase, .firebase] {
+                let provider = try ProviderServer(kind)
+                let answer = try await provider.signIn()
+                let refresh = try #require(answer.jsonField("refresh_token") ?? answer.jsonField("refreshToken"), "\(kind)")
+                try await provider.fail(count: 1, status: 503)
+                #expect(try await provider.refreshDirectly(refresh).0 == 503, "\(kind): /test/fail")
+                let (status, body) = try await provider.refreshDirectly(refresh)
+                #expect(status == 200, "\(kind): the failure is used up")
+                #expect(try await provider.refreshRequests() == 2)
+                #expect(try await provider.refreshResponses(503) == 1)
+                #expect(try await provider.passwordRequests() == 1)
+                let current = try #require(body.jsonField("refresh_token"))
+                try await provider.revokeAll()
+                #expect(try await provider.refreshDirectly(current).0 == 400, "\(kind): /test/revoke-all")
+            }
+        }
+
         /// The `error.message` of a Google error object, after checking its shape (code = HTTP status).
         static func errorMessage(_ answer: (Int, [UInt8])) -> String? {
             guard let error = (try? JSONValue.parse(answer.1))?.objectValue?["error"]?.objectValue,

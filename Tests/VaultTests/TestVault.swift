@@ -17,14 +17,18 @@ final class TestVault: @unchecked Sendable {
 
     var databasePath: String { storage.path }
 
+    /// The external generation record, in its own directory (as `$XDG_STATE_HOME` is apart from the data).
+    let record: GenerationFile
+
     init(clock: ManualClock = ManualClock()) async throws {
         directory = try makeTemporaryDirectory()
         self.clock = clock
+        record = GenerationFile(path: "\(directory)/state/generation")
         storage = try SQLiteSealedStorage(path: "\(directory)/vault.db")
         vault = try await EncryptedVault.create(
             storage: storage,
             keySource: .passphrase(SecureBytes(copying: Array(Self.passphrase.utf8)), cost: .unsafeMinimumForTesting),
-            clock: clock)
+            clock: clock, generationRecord: record)
     }
 
     deinit {
@@ -35,7 +39,7 @@ final class TestVault: @unchecked Sendable {
     /// Opens the same file a second time, locked, as a restarted daemon would.
     func reopen() async throws -> (SQLiteSealedStorage, EncryptedVault) {
         let storage = try SQLiteSealedStorage(path: databasePath)
-        return (storage, try await EncryptedVault(storage: storage, clock: clock))
+        return (storage, try await EncryptedVault(storage: storage, clock: clock, generationRecord: record))
     }
 
     /// Runs raw SQL against the file from a separate connection, as an attacker with file access could.
