@@ -57,6 +57,22 @@ extension EncryptedVault {
         return (state, try await verify(state, keys: keys))
     }
 
+    /// Runs a read against the verified state. The state and the rows are read one after the other,
+    /// so a write of this vault can land in between (a row one revision ahead of the state read, or a
+    /// state older than the generation that write just recorded): a disagreement is read once more
+    /// while holding the write turn, when none can. A race then reads clean; a real rollback fails again.
+    func readConsistently<T>(keys: ItemKeys, _ body: (StateMap) async throws -> T) async throws -> T {
+        do {
+            let (_, map) = try await verifiedState(keys: keys)
+            return try await body(map)
+        } catch let error as VaultError where error.code == .integrityFailure {
+            await takeWriteTurn()
+            defer { giveWriteTurn() }
+            let (_, map) = try await verifiedState(keys: keys)
+            return try await body(map)
+        }
+    }
+
     private func verify(_ state: SealedVaultState, keys: ItemKeys) async throws -> StateMap {
         if let seen {
             guard state.vaultID == seen.vaultID else { throw Self.rollback("the vault file was replaced by another vault") }

@@ -202,9 +202,10 @@ public actor EncryptedVault: TokenStore, LockableStore {
         let keys = try unlockedKeys()
         let now = clock.now
         let lookup = keys.lookup(for: key)
-        let (_, map) = try await verifiedState(keys: keys)
-        let record = try await storage.record(for: lookup)
-        guard let record = try Self.checkRow(record, against: map[lookup], at: now) else { throw VaultError.notFound(key) }
+        let checked = try await readConsistently(keys: keys) { map in
+            try Self.checkRow(try await self.storage.record(for: lookup), against: map[lookup], at: now)
+        }
+        guard let record = checked else { throw VaultError.notFound(key) }
         if let expiresAt = record.expiresAt, now >= expiresAt {
             try await remove(lookup, keys: keys)
             throw VaultError.notFound(key)
@@ -221,9 +222,7 @@ public actor EncryptedVault: TokenStore, LockableStore {
         let keys = try unlockedKeys()
         let lookup = keys.lookup(for: key)
         // A damaged or rolled-back row can be deleted by name, so the vault can be repaired item by item.
-        let (_, map) = try await verifiedState(keys: keys)
-        let entry = map[lookup]
-        let record = try await storage.record(for: lookup)
+        let (entry, record) = try await readConsistently(keys: keys) { map in (map[lookup], try await self.storage.record(for: lookup)) }
         guard record != nil || entry != nil else { throw VaultError.notFound(key) }
         let expired = (entry?.isExpired(at: clock.now) ?? false) || (record?.expiresAt.map { clock.now >= $0 } ?? false)
         try await remove(lookup, keys: keys)
@@ -234,7 +233,10 @@ public actor EncryptedVault: TokenStore, LockableStore {
         let keys = try unlockedKeys()
         _ = try await purgeExpired()
         let now = clock.now
-        let (_, map) = try await verifiedState(keys: keys)
+        return try await readConsistently(keys: keys) { map in try await self.list(service: service, keys: keys, map: map, at: now) }
+    }
+
+    private func list(service: String?, keys: ItemKeys, map: StateMap, at now: Date) async throws -> [ItemMetadata] {
         var result: [ItemMetadata] = []
         var damaged = 0
         let records = try await storage.listings()

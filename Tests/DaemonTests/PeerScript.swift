@@ -60,7 +60,7 @@ enum PeerScript {
     static func interpreterCopy(_ cli: CLIHarness, name: String) throws -> String {
         let copy = cli.root + "/" + name
         let interpreter = URL(fileURLWithPath: "/usr/bin/python3").resolvingSymlinksInPath().path
-        try FileManager.default.copyItem(atPath: interpreter, toPath: copy)
+        try ReachableExecutable.copy(interpreter, to: copy)  // close-on-exec: no ETXTBSY when it runs
         return copy
     }
 }

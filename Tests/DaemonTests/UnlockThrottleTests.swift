@@ -26,6 +26,13 @@ extension DaemonSuite {
                                       input: Data("right passphrase\n".utf8))
             #expect(created.status == 0, "\(created.stderr)")
             _ = cli.manualClock()  // the daemon's time stands still: every call falls in one throttle window
+            // 64 connections from this one process: above the default per-process connection limit (32),
+            // which is not what this test is about.
+            try cli.writePolicy(settings: """
+                max_connections_per_uid = 128
+                max_connections_per_process = 100
+                max_connections_per_executable = 100
+                """)
             try cli.startDaemon(extraArguments: ["--unsafe-clock-file", cli.clockFile])
             let pid = try #require(cli.daemon?.pid)
             let before = Self.peakRSS(pid)

@@ -25,7 +25,7 @@ public final class ReachableExecutable: @unchecked Sendable {
         directory = String(cString: made)
         path = directory + "/" + (source as NSString).lastPathComponent
         do {
-            try FileManager.default.copyItem(atPath: source, toPath: path)
+            try Self.copy(source, to: path)
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
             throw HarnessError("cannot copy \(source) to \(path): \(error)")
@@ -34,6 +34,27 @@ public final class ReachableExecutable: @unchecked Sendable {
         guard chmod(directory, 0o755) == 0, chmod(path, 0o755) == 0 else {
             try? FileManager.default.removeItem(atPath: directory)
             throw HarnessError("cannot make \(path) reachable for other users: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Writes the copy through a close-on-exec descriptor. FileManager's copy leaves its descriptor
+    /// inheritable: a child that another test spawns meanwhile keeps it open for its whole life, and
+    /// running the copy then fails with ETXTBSY ("Text file busy").
+    public static func copy(_ source: String, to destination: String) throws {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
+        let descriptor = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
+        guard descriptor >= 0 else { throw HarnessError(String(cString: strerror(errno))) }
+        defer { close(descriptor) }
+        try bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw HarnessError(String(cString: strerror(errno)))
+                }
+                offset += written
+            }
         }
     }
 
