@@ -45,6 +45,8 @@ public final class ReachableExecutable: @unchecked Sendable {
         let descriptor = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
         guard descriptor >= 0 else { throw HarnessError(String(cString: strerror(errno))) }
         defer { close(descriptor) }
+        // The umask may have trimmed the mode (a test may narrow it): set it whole.
+        guard fchmod(descriptor, 0o755) == 0 else { throw HarnessError(String(cString: strerror(errno))) }
         try bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
