@@ -27,13 +27,7 @@ extension OAuthClient {
         form.add("refresh_token", secret: refreshToken)
         let request = OAuthHTTPRequest(url: session.provider.tokenEndpoint, body: form.finish(),
                                        secretQuery: [SecretParameter(name: "key", value: apiKey)])
-        let response: OAuthHTTPResponse
-        do {
-            response = try await transport.post(request)
-        } catch {
-            return .transient("the provider did not answer: \(error)")
-        }
-        return Self.firebaseRefreshAnswer(response, text: ProviderErrorText(sent: [refreshToken, apiKey]))
+        return await post(request) { Self.firebaseRefreshAnswer($0, text: ProviderErrorText(sent: [refreshToken, apiKey])) }
     }
 
     static func firebaseRefreshAnswer(_ response: OAuthHTTPResponse, text: ProviderErrorText) -> RefreshAnswer {

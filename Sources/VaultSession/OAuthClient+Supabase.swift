@@ -36,13 +36,7 @@ extension OAuthClient {
         body.add("refresh_token", secret: refreshToken)
         let request = OAuthHTTPRequest(url: url, body: body.finish(), bodyFormat: .json,
                                        secretHeaders: [SecretParameter(name: "apikey", value: apiKey)])
-        let response: OAuthHTTPResponse
-        do {
-            response = try await transport.post(request)
-        } catch {
-            return .transient("the provider did not answer: \(error)")
-        }
-        return Self.supabaseRefreshAnswer(response, text: ProviderErrorText(sent: [refreshToken, apiKey]))
+        return await post(request) { Self.supabaseRefreshAnswer($0, text: ProviderErrorText(sent: [refreshToken, apiKey])) }
     }
 
     static func supabaseRefreshAnswer(_ response: OAuthHTTPResponse, text: ProviderErrorText) -> RefreshAnswer {
@@ -76,12 +70,11 @@ extension OAuthClient {
         let request = OAuthHTTPRequest(url: url, body: SecureBytes(copying: Array("{}".utf8)), authorization: .bearer(accessToken),
                                        bodyFormat: .json,
                                        secretHeaders: [SecretParameter(name: "apikey", value: apiKey)])
-        let response: OAuthHTTPResponse
-        do {
-            response = try await transport.post(request)
-        } catch {
-            return .transient("the provider did not answer: \(error)")
-        }
+        return await post(request, read: Self.supabaseLogoutAnswer)
+    }
+
+    /// How GoTrue's logout answer maps to a reply (the second table above).
+    static func supabaseLogoutAnswer(_ response: OAuthHTTPResponse) -> RevocationAnswer {
         switch response.status {
         case 200...299, 401, 403, 404: return .revoked
         case 408, 429, 500...599: return .transient("the provider answered HTTP \(response.status)")

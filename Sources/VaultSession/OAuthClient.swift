@@ -35,13 +35,11 @@ struct OAuthClient: Sendable {
         var form = FormBody()
         form.add("grant_type", "refresh_token")
         form.add("refresh_token", secret: refreshToken)
-        let request = authenticated(form, to: session.provider.tokenEndpoint, provider: session.provider)
-        let response: OAuthHTTPResponse
-        do {
-            response = try await transport.post(request)
-        } catch {
-            return .transient("the provider did not answer: \(error)")
-        }
+        return await post(authenticated(form, to: session.provider.tokenEndpoint, provider: session.provider), read: Self.refreshAnswer)
+    }
+
+    /// How an RFC 6749 §5.1/§5.2 token answer maps to an outcome.
+    static func refreshAnswer(_ response: OAuthHTTPResponse) -> RefreshAnswer {
         switch response.status {
         case 200:
             let parsed = response.body.withUnsafeBytes { raw in Result { try TokenResponse(json: raw) } }
@@ -63,12 +61,11 @@ struct OAuthClient: Sendable {
         var form = FormBody()
         form.add("token", secret: token)
         form.add("token_type_hint", hint)
-        let response: OAuthHTTPResponse
-        do {
-            response = try await transport.post(authenticated(form, to: endpoint, provider: provider))
-        } catch {
-            return .transient("the provider did not answer: \(error)")
-        }
+        return await post(authenticated(form, to: endpoint, provider: provider), read: Self.revocationAnswer)
+    }
+
+    /// How an RFC 7009 revocation answer maps to an outcome.
+    static func revocationAnswer(_ response: OAuthHTTPResponse) -> RevocationAnswer {
         switch response.status {
         case 200: return .revoked
         case 408, 429, 500...599: return .transient("the provider answered HTTP \(response.status)")
