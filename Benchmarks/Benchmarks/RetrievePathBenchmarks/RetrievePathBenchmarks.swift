@@ -10,7 +10,7 @@ import VaultSQLite
 /// the lookup-key hash, GRDB's read, and the secretbox open of record and secret.
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .cpuTotal, .instructions, .mallocCountTotal, .throughput],
+        metrics: [.wallClock, .instructions, .mallocCountTotal, .throughput],
         timeUnits: .microseconds,
         maxDuration: .seconds(3)
     )

@@ -7,7 +7,7 @@ import NIOCore
 /// (base64, as today) and the item's metadata, like the one `scripts/bench` retrieves.
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .cpuTotal, .instructions, .mallocCountTotal, .throughput],
+        metrics: [.wallClock, .instructions, .mallocCountTotal, .throughput],
         timeUnits: .nanoseconds,
         scalingFactor: .kilo,
         maxDuration: .seconds(2)
