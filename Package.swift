@@ -21,6 +21,9 @@ let package = Package(
         .library(name: "VaultSession", targets: ["VaultSession"]),
         .library(name: "VaultOAuthHTTP", targets: ["VaultOAuthHTTP"]),
         .library(name: "VaultOIDC", targets: ["VaultOIDC"]),
+        // For the micro-benchmarks in `Benchmarks/` (their own package, so a plain build skips them).
+        .library(name: "VaultCrypto", targets: ["VaultCrypto"]),
+        .library(name: "Varlink", targets: ["Varlink"]),
         .executable(name: "sortedvault", targets: ["sortedvault"]),
         .executable(name: "sortedvault-daemon", targets: ["sortedvault-daemon"]),
         .executable(name: "sortedvault-demo", targets: ["sortedvault-demo"]),

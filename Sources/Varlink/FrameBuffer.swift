@@ -13,7 +13,10 @@ import Musl
 /// reallocate would free the old storage unwiped. The storage also shrinks again: once the
 /// frames that made it grow are consumed, what remains moves to a small buffer, so one large
 /// message does not pin its memory for the life of the connection.
-struct FrameBuffer {
+///
+/// Internal to the server; `@_spi(Benchmarks)` only so the micro-benchmarks under `Benchmarks/`
+/// (a separate package) can time it.
+@_spi(Benchmarks) public struct FrameBuffer {
     private var storage: ByteBuffer
     private let allocator: ByteBufferAllocator
     /// Bytes after the reader index already known to contain no NUL.
@@ -24,7 +27,7 @@ struct FrameBuffer {
     /// Storage at or below this capacity is never shrunk: reallocating it would cost more than it frees.
     static let shrinkThreshold = 64 * 1024
 
-    enum Next<R> {
+    public enum Next<R> {
         /// A complete frame, and what the body made of it.
         case frame(R)
         /// No complete frame yet.
@@ -33,13 +36,13 @@ struct FrameBuffer {
         case tooLarge
     }
 
-    init(allocator: ByteBufferAllocator) {
+    public init(allocator: ByteBufferAllocator) {
         self.allocator = allocator
         self.storage = allocator.buffer(capacity: 0)
     }
 
     /// Bytes received but not yet handed out as a frame.
-    var bufferedBytes: Int { storage.readableBytes }
+    public var bufferedBytes: Int { storage.readableBytes }
 
     /// Bytes of memory the buffer holds, used or not.
     var capacity: Int { storage.capacity }
@@ -50,7 +53,7 @@ struct FrameBuffer {
     }
 
     /// Copies `incoming` in and zeroes `incoming`.
-    mutating func append(_ incoming: inout ByteBuffer) {
+    public mutating func append(_ incoming: inout ByteBuffer) {
         let needed = incoming.readableBytes
         if storage.writableBytes < needed {
             reallocate(capacity: Self.roundedCapacity(storage.readableBytes + needed))
@@ -62,7 +65,7 @@ struct FrameBuffer {
     }
 
     /// Passes the next complete frame (without its NUL) to `body`, then zeroes it; or reports why not.
-    mutating func nextFrame<R>(maxBytes: Int, _ body: (UnsafeRawBufferPointer) -> R) -> Next<R> {
+    public mutating func nextFrame<R>(maxBytes: Int, _ body: (UnsafeRawBufferPointer) -> R) -> Next<R> {
         guard let length = locateFirstNUL() else {
             return storage.readableBytes > maxBytes ? .tooLarge : .needMore
         }
@@ -82,7 +85,7 @@ struct FrameBuffer {
     }
 
     /// Zeroes and drops everything buffered.
-    mutating func wipe() {
+    public mutating func wipe() {
         Self.zeroAll(&storage)
         storage = allocator.buffer(capacity: 0)
         scanned = 0

@@ -1,8 +1,9 @@
 /// Decoding calls and encoding replies: the varlink message layer above the NUL framing.
-enum VarlinkMessage {
+/// `@_spi(Benchmarks)` only so the micro-benchmarks under `Benchmarks/` can time it.
+@_spi(Benchmarks) public enum VarlinkMessage {
     /// Decodes one call frame. A `VarlinkError` result is a broken message (not JSON, not an
     /// object, no string `method`, ill-typed fields): the connection is answered and closed.
-    static func decodeCall(_ frame: UnsafeRawBufferPointer, maxDepth: Int) -> Result<VarlinkCall, VarlinkError> {
+    public static func decodeCall(_ frame: UnsafeRawBufferPointer, maxDepth: Int) -> Result<VarlinkCall, VarlinkError> {
         guard case .object(let message)? = try? JSONValue.parse(frame, maxDepth: maxDepth),
               case .string(let method)? = message["method"], !method.isEmpty
         else { return .failure(.invalidMessage) }
@@ -24,19 +25,19 @@ enum VarlinkMessage {
     }
 
     /// The bytes of a reply frame, NUL included.
-    static func encodeReply(_ parameters: [String: JSONValue], continues: Bool = false) -> [UInt8] {
+    public static func encodeReply(_ parameters: [String: JSONValue], continues: Bool = false) -> [UInt8] {
         var message: [String: JSONValue] = ["parameters": .object(parameters)]
         if continues { message["continues"] = .bool(true) }
         return frame(message)
     }
 
     /// The bytes of an error reply frame, NUL included.
-    static func encodeError(_ error: VarlinkError) -> [UInt8] {
+    public static func encodeError(_ error: VarlinkError) -> [UInt8] {
         frame(["error": .string(error.name), "parameters": .object(error.parameters)])
     }
 
     /// The bytes of a call frame, NUL included.
-    static func encodeCall(_ method: String, _ parameters: [String: JSONValue], more: Bool = false, oneway: Bool = false) -> [UInt8] {
+    public static func encodeCall(_ method: String, _ parameters: [String: JSONValue], more: Bool = false, oneway: Bool = false) -> [UInt8] {
         var message: [String: JSONValue] = ["method": .string(method), "parameters": .object(parameters)]
         if more { message["more"] = .bool(true) }
         if oneway { message["oneway"] = .bool(true) }

@@ -1,6 +1,6 @@
 import NIOCore
 import Testing
-@testable import Varlink
+@_spi(Benchmarks) @testable import Varlink
 
 @Suite struct FrameBufferTests {
     static func append(_ bytes: [UInt8], to frames: inout FrameBuffer) {
