@@ -17,9 +17,8 @@ extension DaemonSuite {
         @Test func aDaemonStartedOnDemandLogsEveryDecisionAndNoSecret() throws {
             let cli = try CLIHarness()
             try cli.initKeyFileVault()
-            let policy = cli.root + "/policy"
-            try FileManager.default.createDirectory(atPath: policy, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            FileManager.default.createFile(atPath: policy + "/access.toml", contents: Data("""
+            let policy = cli.configDir + "/policy"
+            try cli.writePolicy(access: """
                 [[rule]]
                 name = "owner"
                 effect = "allow"
@@ -34,7 +33,7 @@ extension DaemonSuite {
                 operations = ["delete"]
                 services = ["com.example.mail"]
 
-                """.utf8), attributes: [.posixPermissions: 0o600])
+                """, settings: String(contentsOfFile: CLIHarness.repository + "/policy/settings.toml", encoding: .utf8))
             let secret = Array(SecureRandom.bytes(count: 48).map { UInt8(ascii: "a") + $0 % 26 })  // printable, easy to spot
             #expect(!cli.socketAnswers())
             #expect(try cli.run(["store", "com.example.mail", "ada@example.com", "--policy-dir", policy], input: Data(secret)).status == 0)
