@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "VaultCrypto", targets: ["VaultCrypto"]),
         .library(name: "Varlink", targets: ["Varlink"]),
         .executable(name: "sortedvault", targets: ["sortedvault"]),
+        .executable(name: "sortedvault-cli", targets: ["sortedvault-cli"]),
         .executable(name: "sortedvault-daemon", targets: ["sortedvault-daemon"]),
         .executable(name: "sortedvault-demo", targets: ["sortedvault-demo"]),
         .executable(name: "docker-credential-sortedvault", targets: ["docker-credential-sortedvault"]),
@@ -100,13 +101,20 @@ let package = Package(
         .target(
             name: "SortedVaultCLI",
             dependencies: [
-                "VaultClient", "VaultProtocol", "VaultCore", "VaultCrypto", "CLinuxShims",
+                "VaultClient", "VaultProtocol", "VaultCore", "VaultCrypto", "CLinuxShims", "VaultWireClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // The CLI: talks to the daemon only, so it links neither libcurl nor libsecret (fast start-up).
+        // The blocking varlink client of the lean CLI: one call per process over plain socket calls.
+        // No Foundation, no SwiftNIO, no threads (docs/speed.md, "Lean CLI"): keep it that way.
+        .target(name: "VaultWireClient", dependencies: ["BoundedJSON", "VaultCrypto"]),
+        // `sortedvault`, the lean front: retrieve, store, delete and session autologin by hand over
+        // VaultWireClient; everything else is handed (execv, argv unchanged) to `sortedvault-cli`.
+        .executableTarget(name: "sortedvault", dependencies: ["VaultWireClient", "VaultCrypto", "BoundedJSON"]),
+        // The full command tree (ArgumentParser), installed next to `sortedvault` as `sortedvault-cli`:
+        // talks to the daemon only, so it links neither libcurl nor libsecret.
         .executableTarget(
-            name: "sortedvault",
+            name: "sortedvault-cli",
             dependencies: [
                 "SortedVaultCLI", "VaultClient", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
                 "CredentialHelpers",
@@ -153,6 +161,10 @@ let package = Package(
         ),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
+        .testTarget(
+            name: "VaultWireClientTests",
+            dependencies: ["VaultWireClient", "VaultProtocol", "Varlink", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON", "SortedVaultCLI"]
+        ),
         .testTarget(name: "VaultSessionTests", dependencies: ["VaultSession", "VaultCore", "VaultCrypto", "VaultTesting", "BoundedJSON"]),
         .testTarget(name: "VaultPolicyTests", dependencies: ["VaultPolicy"]),
         .testTarget(name: "CredentialHelpersTests", dependencies: ["CredentialHelpers", "VaultCrypto"]),

@@ -3,22 +3,10 @@ import Foundation
 import VaultCore
 import VaultProtocol
 
-/// The documented exit codes; scripts branch on them.
-public enum ExitStatus: Int32 {
-    case success = 0
-    case notFound = 1
-    case locked = 2
-    case permissionDenied = 3
-    case daemonUnreachable = 4
-    case wrongPassphrase = 5
-    case integrityFailure = 6
-    case failure = 7
-    /// `session autologin|refresh`: the user must sign in again.
-    case reauthRequired = 8
-    /// `session autologin|refresh`: the provider is unreachable; a still-valid token was printed, if any.
-    case offline = 9
-    case usage = 64
+@_exported import enum VaultWireClient.ExitStatus
 
+/// The documented exit codes (``ExitStatus``, shared with the lean `sortedvault` front) for vault errors.
+extension ExitStatus {
     public init(_ code: VaultError.Code) {
         switch code {
         case .notFound: self = .notFound

@@ -26,12 +26,19 @@ public final class ReachableExecutable: @unchecked Sendable {
         path = directory + "/" + (source as NSString).lastPathComponent
         do {
             try Self.copy(source, to: path)
+            // The lean `sortedvault` hands every command it does not answer itself to the full CLI
+            // beside it: a copy of one needs a copy of the other.
+            let fullCLI = (source as NSString).deletingLastPathComponent + "/sortedvault-cli"
+            if (source as NSString).lastPathComponent == "sortedvault", FileManager.default.fileExists(atPath: fullCLI) {
+                try Self.copy(fullCLI, to: directory + "/sortedvault-cli")
+            }
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
             throw HarnessError("cannot copy \(source) to \(path): \(error)")
         }
         // mkdtemp makes 0700 and the umask may have trimmed the copy: open both to everyone.
-        guard chmod(directory, 0o755) == 0, chmod(path, 0o755) == 0 else {
+        guard chmod(directory, 0o755) == 0, chmod(path, 0o755) == 0,
+              access(directory + "/sortedvault-cli", F_OK) != 0 || chmod(directory + "/sortedvault-cli", 0o755) == 0 else {
             try? FileManager.default.removeItem(atPath: directory)
             throw HarnessError("cannot make \(path) reachable for other users: \(String(cString: strerror(errno)))")
         }

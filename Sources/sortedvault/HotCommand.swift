@@ -1,0 +1,101 @@
+/// The commands the lean front answers itself, recognised by hand: `retrieve`, `store`, `delete`
+/// and `session autologin`, with the options the full command tree gives them. Anything else, or
+/// anything here it is not sure of (help, an unknown or repeated option, a name that is not plain
+/// ASCII, a label the vault would refuse), is nil: the caller then hands the unchanged argv to
+/// `sortedvault-cli`, whose ArgumentParser tree prints the same help, usage errors and messages as
+/// before. Being unsure costs a hand-over, never a different answer.
+struct HotCommand: Equatable {
+    enum Verb: Equatable { case retrieve, store, delete, autoLogin }
+
+    var verb: Verb
+    var service = ""
+    var account = ""
+    var socket: String?
+    var label: String?
+    /// Distinct names in first-seen order; a repeated name keeps its last value (as a dictionary).
+    var attributes: [(String, String)] = []
+    var expiresIn: Double?
+
+    static func == (lhs: HotCommand, rhs: HotCommand) -> Bool {
+        lhs.verb == rhs.verb && lhs.service == rhs.service && lhs.account == rhs.account && lhs.socket == rhs.socket
+            && lhs.label == rhs.label && lhs.expiresIn == rhs.expiresIn
+            && lhs.attributes.elementsEqual(rhs.attributes) { $0 == $1 }
+    }
+
+    /// `arguments` without the program name.
+    static func parse(_ arguments: [String]) -> HotCommand? {
+        var rest = arguments[...]
+        let verb: Verb
+        switch rest.popFirst() {
+        case "retrieve": verb = .retrieve
+        case "store": verb = .store
+        case "delete": verb = .delete
+        case "session":
+            guard rest.popFirst() == "autologin" else { return nil }
+            verb = .autoLogin
+        default: return nil
+        }
+        var command = HotCommand(verb: verb)
+        var positionals: [String] = []
+        var seen: Set<String> = []
+        var onlyPositionals = false
+        while let argument = rest.popFirst() {
+            if onlyPositionals || !argument.hasPrefix("-") {
+                positionals.append(argument)
+                continue
+            }
+            if argument == "--" { onlyPositionals = true; continue }
+            // --name VALUE or --name=VALUE
+            let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0])
+            func value() -> String? {
+                let text = parts.count == 2 ? String(parts[1]) : rest.popFirst()
+                guard let text, !text.isEmpty, !text.hasPrefix("-") else { return nil }
+                return text
+            }
+            if name != "--attribute" {
+                guard !seen.contains(name) else { return nil }  // let ArgumentParser decide what a repeat means
+                seen.insert(name)
+            }
+            switch name {
+            case "--no-autostart":
+                guard parts.count == 1 else { return nil }
+            case "--socket":
+                guard let path = value() else { return nil }
+                command.socket = path
+            case "--data-dir", "--key-file", "--policy-dir":
+                // Used only to start a daemon, which the hand-over does.
+                guard value() != nil else { return nil }
+            case "--label" where verb == .store:
+                guard let text = value(), isPlainText(text, maxBytes: 1024, allowEmpty: true) else { return nil }
+                command.label = text
+            case "--attribute" where verb == .store:
+                guard let pair = value(), let equals = pair.utf8.firstIndex(of: UInt8(ascii: "=")) else { return nil }
+                let attributeName = String(pair[..<equals]), attributeValue = String(pair[pair.index(after: equals)...])
+                guard isPlainText(attributeName, maxBytes: 128, allowEmpty: false),
+                      isPlainText(attributeValue, maxBytes: 1024, allowEmpty: true) else { return nil }
+                command.attributes.removeAll { $0.0 == attributeName }
+                command.attributes.append((attributeName, attributeValue))
+                guard command.attributes.count <= 32 else { return nil }
+            case "--expires-in" where verb == .store:
+                guard let text = value(), let seconds = Double(text), seconds.isFinite else { return nil }
+                command.expiresIn = seconds
+            default:
+                return nil
+            }
+        }
+        guard positionals.count == 2, positionals.allSatisfy({ isPlainText($0, maxBytes: 512, allowEmpty: false) }) else {
+            return nil
+        }
+        command.service = positionals[0]
+        command.account = positionals[1]
+        return command
+    }
+
+    /// Printable ASCII within `maxBytes`: text every check of the vault accepts (no control
+    /// characters, already in NFC). Other text goes to the full CLI, which checks it exactly.
+    static func isPlainText(_ text: String, maxBytes: Int, allowEmpty: Bool) -> Bool {
+        let utf8 = text.utf8
+        return (allowEmpty || !utf8.isEmpty) && utf8.count <= maxBytes && utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+    }
+}

@@ -1,0 +1,44 @@
+import BoundedJSON
+import SortedVaultCLI
+import Testing
+import Varlink
+import VaultCore
+import VaultProtocol
+@testable import VaultWireClient
+
+/// The lean CLI maps error replies itself (VaultProtocol links SwiftNIO); these tests hold its texts
+/// and exit statuses to those of `VaultWireError.decode` and `SessionWireFormat.decode`.
+@Suite struct WireFailureParityTests {
+    static let parameterSets: [[String: JSONValue]] = [
+        [:],
+        ["service": "svc \"q\"", "account": "ada", "reason": "a reason", "operation": "retrieve", "parameter": "service",
+         "retryAfterSeconds": 2.2],
+    ]
+
+    static let vaultNames = ["NotFound", "Locked", "PermissionDenied", "InvalidParameter", "WrongPassphrase", "TooManyAttempts",
+                             "IntegrityFailure", "StorageFailure", "Unsupported", "SomethingNew"].map { "org.sortedvault.vault." + $0 }
+        + ["org.varlink.service.PermissionDenied", "org.varlink.service.InvalidParameter", "org.varlink.service.MethodNotFound"]
+
+    static let sessionNames = ["NoSession", "Locked", "PermissionDenied", "InvalidParameter", "ProviderRejected",
+                               "IntegrityFailure", "StorageFailure"].map { "org.sortedvault.session." + $0 } + vaultNames
+
+    @Test(arguments: vaultNames)
+    func aVaultErrorReplyReadsAsTheFullClientReadsIt(name: String) {
+        for parameters in Self.parameterSets {
+            let expected = VaultWireError.decode(VarlinkError(name: name, parameters: parameters))
+            let lean = WireFailure.vault(name, parameters)
+            #expect(lean.message == expected.reason, "\(name) \(parameters)")
+            #expect(lean.status == ExitStatus(expected.code), "\(name) \(parameters)")
+        }
+    }
+
+    @Test(arguments: sessionNames)
+    func aSessionErrorReplyReadsAsTheFullClientReadsIt(name: String) {
+        for parameters in Self.parameterSets {
+            let expected = SessionWireFormat.decode(VarlinkError(name: name, parameters: parameters))
+            let lean = WireFailure.session(name, parameters)
+            #expect(lean.message == expected.reason, "\(name) \(parameters)")
+            #expect(lean.status == ExitStatus(expected.code), "\(name) \(parameters)")
+        }
+    }
+}
