@@ -24,6 +24,8 @@ let package = Package(
         // For the micro-benchmarks in `Benchmarks/` (their own package, so a plain build skips them).
         .library(name: "VaultCrypto", targets: ["VaultCrypto"]),
         .library(name: "Varlink", targets: ["Varlink"]),
+        // The typed messages of both interfaces, Foundation- and NIO-free: the lean CLI links it.
+        .library(name: "VaultAPI", targets: ["VaultAPI"]),
         .executable(name: "sortedvault", targets: ["sortedvault"]),
         .executable(name: "sortedvault-cli", targets: ["sortedvault-cli"]),
         .executable(name: "sortedvault-daemon", targets: ["sortedvault-daemon"]),
@@ -53,6 +55,10 @@ let package = Package(
         ),
         .target(name: "VaultTesting", dependencies: ["VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON"]),
         .target(name: "BoundedJSON"),
+        // One request and one reply type per method of both interfaces, converting to and from the
+        // wire in one place; secrets go between the frame and SecureBytes without a String. No
+        // Foundation, no NIO: the daemon, VaultClient and the lean CLI all use it.
+        .target(name: "VaultAPI", dependencies: ["BoundedJSON", "VaultCrypto"]),
         .target(
             name: "VaultSession",
             dependencies: ["VaultCore", "VaultCrypto", "BoundedJSON", .product(name: "Logging", package: "swift-log")]
@@ -165,6 +171,7 @@ let package = Package(
             name: "VaultWireClientTests",
             dependencies: ["VaultWireClient", "VaultProtocol", "Varlink", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON", "SortedVaultCLI"]
         ),
+        .testTarget(name: "VaultAPITests", dependencies: ["VaultAPI", "VaultCrypto", "BoundedJSON"]),
         .testTarget(name: "VaultSessionTests", dependencies: ["VaultSession", "VaultCore", "VaultCrypto", "VaultTesting", "BoundedJSON"]),
         .testTarget(name: "VaultPolicyTests", dependencies: ["VaultPolicy"]),
         .testTarget(name: "CredentialHelpersTests", dependencies: ["CredentialHelpers", "VaultCrypto"]),

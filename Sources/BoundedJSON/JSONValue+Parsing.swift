@@ -41,6 +41,12 @@ struct JSONParser {
     let bytes: UnsafeRawBufferPointer
     let maxDepth: Int
     var position = 0
+    /// Set only by ``JSONValue/parse(_:maxDepth:diverting:)``: strings at these paths skip `String`.
+    var diversion: JSONStringDiversion?
+    /// The object keys from the root to the value being parsed, kept only while diverting.
+    var path: [String] = []
+    /// The paths already diverted, to refuse a second member of the same name.
+    var divertedPaths: Set<String> = []
 
     init(bytes: UnsafeRawBufferPointer, maxDepth: Int) {
         self.bytes = bytes
@@ -89,6 +95,9 @@ struct JSONParser {
 
     private mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {
         guard depth <= maxDepth else { throw JSONParseError(.tooDeep, at: position) }
+        // Elements share one path; no declared path runs through an array, so mark it.
+        if diversion != nil { path.append("[]") }
+        defer { if diversion != nil { path.removeLast() } }
         position += 1  // [
         var elements: [JSONValue] = []
         skipWhitespace()
@@ -126,9 +135,16 @@ struct JSONParser {
             guard peek() == UInt8(ascii: ":") else { throw fail(.unexpectedCharacter) }
             position += 1
             skipWhitespace()
-            let value = try parseValue(depth: depth)
-            guard members.updateValue(value, forKey: key) == nil else {
-                throw JSONParseError(.duplicateKey, at: keyOffset)
+            if diversion != nil, try divertIfDeclared(key, keyOffset: keyOffset, members: members) {
+                // Diverted: handed over raw, left out of `members`.
+            } else {
+                if diversion != nil { path.append(key) }
+                let value = try parseValue(depth: depth)
+                if diversion != nil { path.removeLast() }
+                    guard members.updateValue(value, forKey: key) == nil,
+                      diversion == nil || !divertedPaths.contains(dottedPath(key)) else {
+                    throw JSONParseError(.duplicateKey, at: keyOffset)
+                }
             }
             skipWhitespace()
             switch peek() {

@@ -14,8 +14,11 @@ public struct VarlinkCall: Sendable {
     public let interface: String
     /// The method name inside the interface, e.g. `Store`.
     public let member: String
-    /// The call's parameters (empty when the client sent none or `null`).
+    /// The call's parameters (empty when the client sent none or `null`), without the secret ones.
     public let parameters: [String: JSONValue]
+    /// The secret parameters (``VarlinkInterface/secretParameters``) that were strings, by dotted
+    /// path below `parameters`, as their decoder made them; they are not in ``parameters``.
+    public let secrets: [String: any Sendable]
     /// The client wants no reply.
     public let oneway: Bool
     /// The client accepts several replies (`continues: true` on all but the last).
@@ -24,7 +27,9 @@ public struct VarlinkCall: Sendable {
     public let upgrade: Bool
 
     /// Creates a call; `method` must contain a dot, with the interface before the last one.
-    public init(method: String, parameters: [String: JSONValue] = [:], oneway: Bool = false, more: Bool = false, upgrade: Bool = false) {
+    public init(method: String, parameters: [String: JSONValue] = [:], secrets: [String: any Sendable] = [:], oneway: Bool = false,
+                more: Bool = false, upgrade: Bool = false) {
+        self.secrets = secrets
         self.method = method
         if let dot = method.lastIndex(of: ".") {
             self.interface = String(method[..<dot])

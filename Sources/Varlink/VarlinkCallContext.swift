@@ -32,9 +32,14 @@ public struct VarlinkCallContext: Sendable {
     /// client would not expect it), and `CancellationError` once the connection is closed. For a
     /// `oneway` call it does nothing.
     public func reply(_ parameters: [String: JSONValue]) async throws {
+        try await reply(.parameters(parameters))
+    }
+
+    /// Sends a `continues: true` reply given as a ``VarlinkReply`` (e.g. encoded, with secrets).
+    public func reply(_ reply: VarlinkReply) async throws {
         guard more else { throw VarlinkError.expectedMore }
         if oneway { return }
-        try await sink.send(VarlinkMessage.encodeReply(parameters, continues: true))
+        try await sink.send(reply)
     }
 
     /// True once the client has gone away; a long-running `more` handler should stop. The
@@ -55,9 +60,10 @@ final class ReplySink: Sendable {
 
     func markClosed() { closed.store(true, ordering: .releasing) }
 
-    func send(_ bytes: [UInt8]) async throws {
+    func send(_ reply: VarlinkReply) async throws {
         guard !isClosed else { throw CancellationError() }
-        let buffer = channel.allocator.buffer(bytes: bytes)
+        let (buffer, isSensitive) = reply.frame(allocator: channel.allocator, continues: true)
+        defer { if isSensitive { buffer.wipeStorage() } }
         do {
             try await channel.writeAndFlush(buffer).get()
         } catch {

@@ -121,8 +121,9 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
             return
         }
         let maxDepth = configuration.maxDepth
+        let secrets = dispatcher.secretParameters
         let next = frames.nextFrame(maxBytes: configuration.maxFrameBytes) { frame in
-            VarlinkMessage.decodeCall(frame, maxDepth: maxDepth)
+            VarlinkMessage.decodeCall(frame, maxDepth: maxDepth, secrets: secrets)
         }
         switch next {
         case .frame(.success(let call)):
@@ -200,17 +201,21 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
         return executor
     }
 
-    private func finish(_ call: VarlinkCall, _ result: Result<[String: JSONValue], VarlinkError>) {
+    private func finish(_ call: VarlinkCall, _ result: Result<VarlinkReply, VarlinkError>) {
         isBusy = false
         handlerTask = nil
         guard let context, !isClosed else { return }
         if !call.oneway {
-            let bytes: [UInt8]
             switch result {
-            case .success(let parameters): bytes = VarlinkMessage.encodeReply(parameters)
-            case .failure(let error): bytes = VarlinkMessage.encodeError(error)
+            case .success(let reply):
+                let (buffer, isSensitive) = reply.frame(allocator: context.channel.allocator, continues: false)
+                let write = context.writeAndFlush(wrapOutboundOut(buffer))
+                // A reply with secrets is zeroed once the channel is done with it, written or not.
+                if isSensitive { write.whenComplete { _ in buffer.wipeStorage() } }
+                lastWrite = write
+            case .failure(let error):
+                lastWrite = context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: VarlinkMessage.encodeError(error))))
             }
-            lastWrite = context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)))
         }
         startNextCall()
     }

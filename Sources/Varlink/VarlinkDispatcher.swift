@@ -7,6 +7,8 @@ struct VarlinkDispatcher: Sendable {
     private let declaredMethods: [String: Set<String>]
     let interfaceNames: [String]
     let logger: Logger
+    /// The secret parameters of all interfaces, diverted while a frame is parsed (before its method is known).
+    let secretParameters: VarlinkSecretParameters?
 
     init(info: VarlinkServiceInfo, interfaces: [any VarlinkInterface], logger: Logger) {
         var names = ["org.varlink.service"]
@@ -22,10 +24,11 @@ struct VarlinkDispatcher: Sendable {
         self.declaredMethods = table.mapValues(\.declaredMethods)
         self.interfaceNames = names
         self.logger = logger
+        self.secretParameters = Self.merged(table.values.compactMap { $0.secretParameters })
     }
 
     /// Handles one call; never throws, so that every call gets exactly one final answer.
-    func dispatch(_ call: VarlinkCall, context: VarlinkCallContext) async -> Result<[String: JSONValue], VarlinkError> {
+    func dispatch(_ call: VarlinkCall, context: VarlinkCallContext) async -> Result<VarlinkReply, VarlinkError> {
         guard let interface = interfaces[call.interface] else {
             return .failure(.interfaceNotFound(call.interface))
         }
@@ -44,5 +47,16 @@ struct VarlinkDispatcher: Sendable {
             ])
             return .failure(.internalError)
         }
+    }
+
+    /// One set of paths for the server; a path declared by two interfaces uses the first decoder.
+    private static func merged(_ all: [VarlinkSecretParameters]) -> VarlinkSecretParameters? {
+        guard !all.isEmpty else { return nil }
+        var decoders: [String: @Sendable (String, UnsafeRawBufferPointer) -> any Sendable] = [:]
+        for secrets in all {
+            for path in secrets.paths where decoders[path] == nil { decoders[path] = secrets.decode }
+        }
+        let table = decoders
+        return VarlinkSecretParameters(paths: Set(table.keys)) { path, raw in table[path]!(path, raw) }
     }
 }

@@ -4,7 +4,7 @@
 /// struct Vault: VarlinkInterface {
 ///     let name = "org.sortedvault.vault"
 ///     let interfaceDescription = vaultIDL
-///     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> [String: JSONValue] {
+///     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
 ///         switch call.member {
 ///         case "Retrieve": return ["token": .string(try retrieve(call.string("service")))]
 ///         default: throw VarlinkError.methodNotFound(call.method)
@@ -20,7 +20,12 @@ public protocol VarlinkInterface: Sendable {
     var name: String { get }
     /// The interface's IDL text, returned by `org.varlink.service.GetInterfaceDescription`.
     var interfaceDescription: String { get }
-    /// Returns the final reply's parameters. For a `more` call, send earlier replies with
+    /// Parameters whose string values must never become a Swift `String` (secrets): the server
+    /// hands their raw bytes to ``VarlinkSecretParameters/decode`` while it parses the frame, and
+    /// the handler finds the result in ``VarlinkCall/secrets``. Nil (the default): none.
+    var secretParameters: VarlinkSecretParameters? { get }
+    /// Returns the final reply: a dictionary literal of parameters, or ``VarlinkReply/encoded(_:)``
+    /// bytes (for replies that carry secrets). For a `more` call, send earlier replies with
     /// `try await context.reply(params)` (continues: true) first. Throw ``VarlinkError`` for
     /// error replies; any other thrown error becomes a generic
     /// ``VarlinkError/internalError`` reply with no detail from the error text.
@@ -32,7 +37,29 @@ public protocol VarlinkInterface: Sendable {
     /// Handlers run on Swift's cooperative thread pool, which has one thread per core: do not
     /// block in them (long synchronous I/O, sleeping, waiting on a semaphore). Move such work to
     /// a thread of its own, or every connection stalls.
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> [String: JSONValue]
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply
+}
+
+/// Which parameters of an interface's calls are secrets, and what they become.
+///
+/// The frame is parsed before the server knows which method (key order is free), so the paths of
+/// all of an interface's methods apply to every call of every interface the server serves.
+public struct VarlinkSecretParameters: Sendable {
+    /// Dotted paths below `parameters`, e.g. `passphrase` or `provider.clientSecret`; no path runs
+    /// through an array.
+    public let paths: Set<String>
+    /// Makes the handler's value from the raw bytes of the JSON string (between its quotes,
+    /// escapes not resolved; valid only during the call), e.g. base64 decoded into secure memory.
+    public let decode: @Sendable (_ path: String, _ raw: UnsafeRawBufferPointer) -> any Sendable
+
+    public init(paths: Set<String>, decode: @escaping @Sendable (_ path: String, _ raw: UnsafeRawBufferPointer) -> any Sendable) {
+        self.paths = paths
+        self.decode = decode
+    }
+}
+
+extension VarlinkInterface {
+    public var secretParameters: VarlinkSecretParameters? { nil }
 }
 
 extension VarlinkInterface {

@@ -3,8 +3,23 @@
 @_spi(Benchmarks) public enum VarlinkMessage {
     /// Decodes one call frame. A `VarlinkError` result is a broken message (not JSON, not an
     /// object, no string `method`, ill-typed fields): the connection is answered and closed.
-    public static func decodeCall(_ frame: UnsafeRawBufferPointer, maxDepth: Int) -> Result<VarlinkCall, VarlinkError> {
-        guard case .object(let message)? = try? JSONValue.parse(frame, maxDepth: maxDepth),
+    ///
+    /// String members at `secrets.paths` (below `parameters`) never become a `String`: their raw
+    /// bytes go to `secrets.decode` and the results to ``VarlinkCall/secrets``.
+    public static func decodeCall(_ frame: UnsafeRawBufferPointer, maxDepth: Int,
+                                  secrets: VarlinkSecretParameters? = nil) -> Result<VarlinkCall, VarlinkError> {
+        var decoded: [String: any Sendable] = [:]
+        let parsed: JSONValue?
+        if let secrets, !secrets.paths.isEmpty {
+            let prefix = "parameters."
+            parsed = try? JSONValue.parse(frame, maxDepth: maxDepth, divertingStringsAt: Set(secrets.paths.map { prefix + $0 })) { path, raw in
+                let name = String(path.dropFirst(prefix.count))
+                decoded[name] = secrets.decode(name, raw)
+            }
+        } else {
+            parsed = try? JSONValue.parse(frame, maxDepth: maxDepth)
+        }
+        guard case .object(let message)? = parsed,
               case .string(let method)? = message["method"], !method.isEmpty
         else { return .failure(.invalidMessage) }
         var parameters: [String: JSONValue] = [:]
@@ -21,7 +36,8 @@
             default: return .failure(.invalidMessage)
             }
         }
-        return .success(VarlinkCall(method: method, parameters: parameters, oneway: flags[0], more: flags[1], upgrade: flags[2]))
+        return .success(VarlinkCall(method: method, parameters: parameters, secrets: decoded, oneway: flags[0], more: flags[1],
+                                    upgrade: flags[2]))
     }
 
     /// The bytes of a reply frame, NUL included.

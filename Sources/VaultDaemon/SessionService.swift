@@ -27,7 +27,11 @@ final class SessionService: VarlinkInterface {
         self.logger = logger
     }
 
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> [String: JSONValue] {
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
+        .parameters(try await handleJSON(call, context: context))
+    }
+
+    private func handleJSON(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> [String: JSONValue] {
         let peer = context.peer
         do {
             switch call.member {

@@ -49,7 +49,11 @@ final class VaultService: VarlinkInterface {
         return key
     }
 
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> [String: JSONValue] {
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
+        .parameters(try await handleJSON(call, context: context))
+    }
+
+    private func handleJSON(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> [String: JSONValue] {
         let peer = context.peer
         do {
             switch call.member {

@@ -24,7 +24,7 @@ struct CertificationInterface: VarlinkInterface {
         "Test11": ["client_id", "last_more_replies"], "End": ["client_id"],
     ]
 
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> [String: JSONValue] {
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
         guard let allowed = Self.parameterNames[call.member] else { throw VarlinkError.methodNotFound(call.method) }
         for name in call.parameters.keys where !allowed.contains(name) {
             throw VarlinkError.invalidParameter(name)
@@ -57,7 +57,7 @@ struct CertificationInterface: VarlinkInterface {
         case "Test05":
             try advance(id, from: "Test05", to: "Test06")
             try expect(id, call, equals: message("Test05", ["client_id": .string(id), "string": "ping"]))
-            return Self.scalars
+            return .parameters(Self.scalars)
         case "Test06":
             try advance(id, from: "Test06", to: "Test07")
             var wants = Self.scalars

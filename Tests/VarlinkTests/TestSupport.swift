@@ -44,7 +44,7 @@ struct TestInterface: VarlinkInterface {
         """
     }
 
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> [String: JSONValue] {
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
         switch call.member {
         case "Echo":
             return ["text": call.parameters["text"] ?? nil]
