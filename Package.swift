@@ -113,10 +113,10 @@ let package = Package(
         ),
         // The blocking varlink client of the lean CLI: one call per process over plain socket calls.
         // No Foundation, no SwiftNIO, no threads (docs/speed.md, "Lean CLI"): keep it that way.
-        .target(name: "VaultWireClient", dependencies: ["BoundedJSON", "VaultCrypto"]),
+        .target(name: "VaultWireClient", dependencies: ["VaultAPI", "BoundedJSON", "VaultCrypto"]),
         // `sortedvault`, the lean front: retrieve, store, delete and session autologin by hand over
         // VaultWireClient; everything else is handed (execv, argv unchanged) to `sortedvault-cli`.
-        .executableTarget(name: "sortedvault", dependencies: ["VaultWireClient", "VaultCrypto", "BoundedJSON"]),
+        .executableTarget(name: "sortedvault", dependencies: ["VaultWireClient", "VaultAPI", "VaultCrypto", "BoundedJSON"]),
         // The full command tree (ArgumentParser), installed next to `sortedvault` as `sortedvault-cli`:
         // talks to the daemon only, so it links neither libcurl nor libsecret.
         .executableTarget(
@@ -169,7 +169,7 @@ let package = Package(
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
         .testTarget(
             name: "VaultWireClientTests",
-            dependencies: ["VaultWireClient", "VaultProtocol", "Varlink", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON", "SortedVaultCLI"]
+            dependencies: ["VaultWireClient", "VaultAPI", "VaultProtocol", "Varlink", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON", "SortedVaultCLI"]
         ),
         .testTarget(name: "VaultAPITests", dependencies: ["VaultAPI", "VaultCrypto", "BoundedJSON"]),
         .testTarget(name: "VaultSessionTests", dependencies: ["VaultSession", "VaultCore", "VaultCrypto", "VaultTesting", "BoundedJSON"]),

@@ -5,7 +5,7 @@ import VaultCore
 import Glibc
 #endif
 
-/// `sortedvault-daemon`, installed next to `sortedvault`: the daemon and `init`, which need the HTTP
+/// `sortedvault-daemon`, installed next to `sortedvault` and `sortedvault-cli`: the daemon and `init`, which need the HTTP
 /// client (libcurl) and the desktop keyring (libsecret, GLib). Keeping them out of the `sortedvault`
 /// binary keeps every other command's start-up to the few libraries it needs.
 public enum DaemonExecutable {
@@ -19,7 +19,7 @@ public enum DaemonExecutable {
         let running = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let path = (running as NSString).deletingLastPathComponent + "/" + name
         guard access(path, X_OK) == 0 else {
-            throw VaultError(.unavailable, "\(name) is not installed next to \(running): install both executables in the same directory")
+            throw VaultError(.unavailable, "\(name) is not installed next to \(running): install sortedvault, sortedvault-cli and sortedvault-daemon in the same directory")
         }
         return path
     }

@@ -1,3 +1,5 @@
+import VaultAPI
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,8 +10,8 @@ import Glibc
 ///
 /// ```swift
 /// let connection = try WireConnection(path: socket)
-/// try connection.send(frame)
-/// let reply = try connection.receiveFrame()
+/// try connection.send(VarlinkWire.encodeCall(VaultInterface.Retrieve.self, .init(service: "github", account: "ada")))
+/// let reply = try WireReply.decode(VaultInterface.Retrieve.self, connection.receiveFrame(), errors: WireFailure.vault)
 /// ```
 ///
 /// The descriptor is close-on-exec, so a process that hands over to another executable after a
@@ -57,7 +59,7 @@ public final class WireConnection {
     deinit { close(descriptor) }
 
     /// Sends a whole frame (its terminating NUL included by the writer).
-    public func send(_ frame: WipedBuffer) throws(TransportFailure) {
+    public func send(_ frame: WireBytes) throws(TransportFailure) {
         let failure: TransportFailure? = frame.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {

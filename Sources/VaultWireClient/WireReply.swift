@@ -1,9 +1,13 @@
 import BoundedJSON
 import VaultCrypto
 
-/// One received reply frame: either its `parameters` object (found, not parsed, so that a secret in
-/// it is decoded only into secure memory) or the error it carries. The frame's bytes stay in the
-/// wiped buffer for as long as this value lives.
+/// One received reply frame, read without VaultAPI's types: either its `parameters` object (found,
+/// not parsed, so that a secret in it is decoded only into secure memory) or the error it carries.
+/// The frame's bytes stay in the wiped buffer for as long as this value lives.
+///
+/// Only AutoLogin uses it, while the daemon still sends the access token as JSON text rather than
+/// VaultAPI's base64; when the daemon answers with `SessionInterface.LoginOutcome`, AutoLogin moves
+/// to ``decode(_:_:errors:)`` like the item calls, and this scanner can go.
 public struct WireReply {
     public let frame: WipedBuffer
     /// The range of the `parameters` object of a successful reply (nil on an error reply).
@@ -48,15 +52,6 @@ public struct WireReply {
             let scanner = JSONScanner(raw)
             guard let found = range(path, scanner) else { return false }
             return !UnsafeRawBufferPointer(rebasing: raw[found]).elementsEqual("null".utf8)
-        }
-    }
-
-    /// A string member of `parameters` holding base64, decoded into secure memory.
-    public func secretBase64(_ path: String...) -> SecureBytes? {
-        frame.withUnsafeBytes { raw in
-            let scanner = JSONScanner(raw)
-            guard let found = range(path, scanner), let text = scanner.secretString(found) else { return nil }
-            return text.withUnsafeBytes { SecureBytes(base64Bytes: $0) }
         }
     }
 

@@ -1,4 +1,4 @@
-import BoundedJSON
+import VaultAPI
 import VaultCrypto
 import VaultWireClient
 
@@ -27,38 +27,42 @@ enum HotCall {
     static func run(_ command: HotCommand, over connection: WireConnection) throws(WireFailure) {
         switch command.verb {
         case .retrieve:
-            var call = CallFrame(method: vault + "Retrieve")
-            call.string("service", command.service)
-            call.string("account", command.account)
-            let reply = try WireReply(exchange(call.finish(), over: connection, mayHandOver: true), decodeError: WireFailure.vault)
-            guard reply.has("item"), let secret = reply.secretBase64("secret") else { throw .malformed("Retrieve") }
-            StandardStreams.writeToStandardOutput(secret)
+            let request = VaultInterface.ItemName(service: command.service, account: command.account)
+            let frame = try exchange(VarlinkWire.encodeCall(VaultInterface.Retrieve.self, request), over: connection, mayHandOver: true)
+            let reply = try WireReply.decode(VaultInterface.Retrieve.self, frame, errors: WireFailure.vault)
+            StandardStreams.writeToStandardOutput(reply.secret)
         case .store:
             let secret = try StandardStreams.readSecret()
-            var call = CallFrame(method: vault + "Store")
-            call.string("service", command.service)
-            call.string("account", command.account)
-            call.secretBase64("secret", secret)
-            if let label = command.label { call.string("label", label) }
-            if !command.attributes.isEmpty { call.stringObject("attributes", command.attributes) }
-            if let seconds = command.expiresIn { call.double("expires", now() + seconds) }
-            _ = try WireReply(exchange(call.finish(), over: connection, mayHandOver: false), decodeError: WireFailure.vault)
+            let request = VaultInterface.Store.Request(
+                service: command.service, account: command.account, secret: secret, label: command.label,
+                attributes: command.attributes.isEmpty ? nil : Dictionary(command.attributes) { _, last in last },
+                expires: command.expiresIn.map { now() + $0 })
+            let frame = try exchange(VarlinkWire.encodeCall(VaultInterface.Store.self, request), over: connection, mayHandOver: false)
+            _ = try WireReply.decode(VaultInterface.Store.self, frame, errors: WireFailure.vault)
         case .delete:
-            var call = CallFrame(method: vault + "Delete")
-            call.string("service", command.service)
-            call.string("account", command.account)
-            _ = try WireReply(exchange(call.finish(), over: connection, mayHandOver: false), decodeError: WireFailure.vault)
+            let request = VaultInterface.ItemName(service: command.service, account: command.account)
+            let frame = try exchange(VarlinkWire.encodeCall(VaultInterface.Delete.self, request), over: connection, mayHandOver: false)
+            _ = try WireReply.decode(VaultInterface.Delete.self, frame, errors: WireFailure.vault)
         case .autoLogin:
-            var call = CallFrame(method: session + "AutoLogin")
-            call.string("service", command.service)
-            call.string("account", command.account)
-            let reply = try WireReply(exchange(call.finish(), over: connection, mayHandOver: true), decodeError: WireFailure.session)
-            try AutoLoginOutcome.report(reply)
+            let request = SessionInterface.LoginName(service: command.service, account: command.account)
+            let frame = try exchange(VarlinkWire.encodeCall(SessionInterface.AutoLogin.self, request), over: connection, mayHandOver: true)
+            try AutoLoginOutcome.report(WireReply(frame, decodeError: WireFailure.session))
+        case .status:
+            let frame = try exchange(VarlinkWire.encodeCall(VaultInterface.Status.self, NoParameters()), over: connection, mayHandOver: true)
+            let status = try WireReply.decode(VaultInterface.Status.self, frame, errors: WireFailure.vault)
+            // The lines of `sortedvault status`, word for word.
+            print("vault: \(status.locked ? "locked" : "unlocked")")
+            print("items: \(status.items)\(status.logins == nil ? " (stored records; the vault is locked)" : "")")
+            if let logins = status.logins { print("logins: \(logins)") }
+            if let queued = status.queuedRevocations { print("queued revocations: \(queued)") }
+            print("key sources: \(status.keySources.joined(separator: ", "))")
+            print("auto-lock: \(status.autoLockMinutes == 0 ? "off" : "after \(status.autoLockMinutes) idle minutes")")
+            print("daemon: sortedvault \(status.version) at \(connection.path)")
         }
     }
 
     /// Sends `frame` and waits for the reply; a read whose connection closed unanswered is handed over.
-    private static func exchange(_ frame: WipedBuffer, over connection: WireConnection,
+    private static func exchange(_ frame: WireBytes, over connection: WireConnection,
                                  mayHandOver: Bool) throws(WireFailure) -> WipedBuffer {
         do {
             try connection.send(frame)

@@ -1,11 +1,11 @@
-/// The commands the lean front answers itself, recognised by hand: `retrieve`, `store`, `delete`
-/// and `session autologin`, with the options the full command tree gives them. Anything else, or
+/// The commands the lean front answers itself, recognised by hand: `retrieve`, `store`, `delete`,
+/// `session autologin` and `status` (without `--json`), with the options the full command tree gives them. Anything else, or
 /// anything here it is not sure of (help, an unknown or repeated option, a name that is not plain
 /// ASCII, a label the vault would refuse), is nil: the caller then hands the unchanged argv to
 /// `sortedvault-cli`, whose ArgumentParser tree prints the same help, usage errors and messages as
 /// before. Being unsure costs a hand-over, never a different answer.
 struct HotCommand: Equatable {
-    enum Verb: Equatable { case retrieve, store, delete, autoLogin }
+    enum Verb: Equatable { case retrieve, store, delete, autoLogin, status }
 
     var verb: Verb
     var service = ""
@@ -30,6 +30,7 @@ struct HotCommand: Equatable {
         case "retrieve": verb = .retrieve
         case "store": verb = .store
         case "delete": verb = .delete
+        case "status": verb = .status
         case "session":
             guard rest.popFirst() == "autologin" else { return nil }
             verb = .autoLogin
@@ -84,6 +85,7 @@ struct HotCommand: Equatable {
                 return nil
             }
         }
+        if verb == .status { return positionals.isEmpty ? command : nil }
         guard positionals.count == 2, positionals.allSatisfy({ isPlainText($0, maxBytes: 512, allowEmpty: false) }) else {
             return nil
         }

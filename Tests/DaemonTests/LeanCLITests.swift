@@ -39,7 +39,7 @@ extension DaemonSuite {
                 ["session", "autologin", "s", "a"], ["session", "autologin", "s"], ["session", "status", "s", "a"],
                 ["store", "s", "a", "refused-secret"], ["store", "s", "b", "--attribute", "no-equals"],
                 ["store", "s", "b", "--expires-in", "soon"], ["store", "s", String(repeating: "x", count: 513)],
-                ["--help"], ["status"], [],
+                ["--help"], ["status"], ["status", "--json"], ["status", "extra"], ["status", "--socket", cli.socket], [],
             ]
             for arguments in cases { try Self.expectAgreement(cli, arguments) }
             cli.stopDaemon()
@@ -100,7 +100,7 @@ extension DaemonSuite {
 
                 """.utf8), attributes: [.posixPermissions: 0o600])
             try cli.startDaemon(extraArguments: ["--policy-dir", policy])
-            for arguments in [["retrieve", "granted.a", "x"], ["delete", "granted.a", "x"], ["session", "autologin", "granted.a", "x"],
+            for arguments in [["status"], ["retrieve", "granted.a", "x"], ["delete", "granted.a", "x"], ["session", "autologin", "granted.a", "x"],
                               ["retrieve", "other", "x"], ["delete", "other", "x"], ["session", "autologin", "other", "x"]] {
                 try Self.expectAgreement(cli, arguments)
             }
