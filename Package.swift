@@ -116,7 +116,7 @@ let package = Package(
         .target(name: "VaultWireClient", dependencies: ["VaultAPI", "BoundedJSON", "VaultCrypto"]),
         // `sortedvault`, the lean front: retrieve, store, delete and session autologin by hand over
         // VaultWireClient; everything else is handed (execv, argv unchanged) to `sortedvault-cli`.
-        .executableTarget(name: "sortedvault", dependencies: ["VaultWireClient", "VaultAPI", "VaultCrypto", "BoundedJSON"]),
+        .executableTarget(name: "sortedvault", dependencies: ["VaultWireClient", "VaultAPI", "VaultCrypto", "BoundedJSON", "CLinuxShims"]),
         // The full command tree (ArgumentParser), installed next to `sortedvault` as `sortedvault-cli`:
         // talks to the daemon only, so it links neither libcurl nor libsecret.
         .executableTarget(

@@ -11,6 +11,11 @@ struct HotCommand: Equatable {
     var service = ""
     var account = ""
     var socket: String?
+    /// Passed on to a daemon started on demand, as the full CLI does.
+    var dataDir: String?
+    var keyFile: String?
+    var policyDir: String?
+    var noAutostart = false
     var label: String?
     /// Distinct names in first-seen order; a repeated name keeps its last value (as a dictionary).
     var attributes: [(String, String)] = []
@@ -18,6 +23,8 @@ struct HotCommand: Equatable {
 
     static func == (lhs: HotCommand, rhs: HotCommand) -> Bool {
         lhs.verb == rhs.verb && lhs.service == rhs.service && lhs.account == rhs.account && lhs.socket == rhs.socket
+            && lhs.dataDir == rhs.dataDir && lhs.keyFile == rhs.keyFile && lhs.policyDir == rhs.policyDir
+            && lhs.noAutostart == rhs.noAutostart
             && lhs.label == rhs.label && lhs.expiresIn == rhs.expiresIn
             && lhs.attributes.elementsEqual(rhs.attributes) { $0 == $1 }
     }
@@ -61,12 +68,19 @@ struct HotCommand: Equatable {
             switch name {
             case "--no-autostart":
                 guard parts.count == 1 else { return nil }
+                command.noAutostart = true
             case "--socket":
                 guard let path = value() else { return nil }
                 command.socket = path
-            case "--data-dir", "--key-file", "--policy-dir":
-                // Used only to start a daemon, which the hand-over does.
-                guard value() != nil else { return nil }
+            case "--data-dir":
+                guard let path = value() else { return nil }
+                command.dataDir = path
+            case "--key-file":
+                guard let path = value() else { return nil }
+                command.keyFile = path
+            case "--policy-dir":
+                guard let path = value() else { return nil }
+                command.policyDir = path
             case "--label" where verb == .store:
                 guard let text = value(), isPlainText(text, maxBytes: 1024, allowEmpty: true) else { return nil }
                 command.label = text

@@ -112,13 +112,19 @@ extension DaemonSuite {
             cli.stopDaemon()
         }
 
-        @Test func aDaemonThatIsNotRunningIsStartedThroughTheHandOverWithStandardInputIntact() throws {
+        @Test func aDaemonThatIsNotRunningIsStartedOnDemandAndWithoutAVaultTheFullCLISaysSo() throws {
             let cli = try CLIHarness()
-            try cli.initKeyFileVault()
             defer { cli.killStrayDaemons() }
+            // No vault yet: the front hands over, the full CLI names the missing vault.
+            try Self.expectAgreement(cli, ["retrieve", "s", "a"])
+            try Self.expectAgreement(cli, ["store", "s", "a"], input: Data("x".utf8))
+            #expect(!cli.socketAnswers())
+            try cli.initKeyFileVault()
             try Self.expectAgreement(cli, ["retrieve", "s", "a", "--no-autostart"])
-            let stored = try cli.run(["store", "s", "a"], input: Data("started".utf8))
+            #expect(!cli.socketAnswers())
+            let stored = try cli.run(["store", "s", "a", "--data-dir", cli.dataDir], input: Data("started".utf8))
             #expect(stored.status == 0, "\(stored.stderr)")
+            #expect(cli.socketAnswers())
             #expect(try cli.run(["retrieve", "s", "a"]).text == "started")
             #expect(try cli.run(["delete", "s", "a"]).status == 0)
         }

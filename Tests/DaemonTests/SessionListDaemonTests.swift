@@ -12,7 +12,8 @@ extension DaemonSuite {
     /// policy (`session.list`, matched against each login's service), and never a token.
     @Suite struct SessionListDaemonTests {
         /// The test process may save anywhere but list only com.sorted.api; the CLI may list only
-        /// com.sorted.other.
+        /// com.sorted.other. The CLI is two executables: the lean `sortedvault` hands `session list`
+        /// to `sortedvault-cli`, which is the peer the daemon sees.
         static func policy(testProcess: String) -> String {
             """
             [[rule]]
@@ -35,7 +36,7 @@ extension DaemonSuite {
             name = "cli-lists-other"
             effect = "allow"
             uids = ["@self"]
-            executables = ["\(CLIHarness.executable)"]
+            executables = ["\(CLIHarness.executable)", "\(CLIHarness.executable)-cli"]
             operations = ["session.list"]
             services = ["com.sorted.other"]
             """

@@ -1,0 +1,59 @@
+import CLinuxShims
+import VaultWireClient
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Starts the daemon when no socket answers, as `DaemonLauncher.ensureRunning` does for the full CLI
+/// (a detached `sortedvault-daemon daemon` in its own session, standard streams on /dev/null, then
+/// up to 5 s for its socket), so that the first command of a session is still answered by this
+/// process. Anything out of the ordinary — no vault yet, no `sortedvault-daemon` beside this binary,
+/// `HOME` unset — returns false: the caller hands over, and the full CLI says what is wrong.
+enum DaemonStart {
+    static func startAndConnect(_ command: HotCommand, socket: String) throws(WireFailure) -> WireConnection? {
+        guard let database = databasePath(command), access(database, F_OK) == 0,
+              let daemon = HandOver.sibling("sortedvault-daemon"), access(daemon, X_OK) == 0 else { return nil }
+        var arguments = [daemon, "daemon"]
+        if let socket = command.socket { arguments += ["--socket", socket] }
+        if let dataDir = command.dataDir { arguments += ["--data-dir", dataDir] }
+        if let keyFile = command.keyFile { arguments += ["--key-file", keyFile] }
+        if let policyDir = command.policyDir { arguments += ["--policy-dir", policyDir] }
+        guard spawnDetached(arguments) else { return nil }
+        // Wait up to 5 s for the socket; a daemon that fails to start says why in its own run.
+        for _ in 0..<500 {
+            if let connection = try? WireConnection(path: socket) { return connection }
+            usleep(10_000)
+        }
+        throw WireFailure(.daemonUnreachable, "the daemon did not start; run `sortedvault daemon` in a terminal to see why")
+    }
+
+    /// `VaultPaths.database`: `--data-dir`, else `$XDG_DATA_HOME` (absolute), else `$HOME/.local/share`,
+    /// then `/sortedvault/vault.db`. Nil without a usable HOME (the full CLI asks the password database).
+    private static func databasePath(_ command: HotCommand) -> String? {
+        if let dataDir = command.dataDir { return dataDir + "/vault.db" }
+        if let raw = getenv("XDG_DATA_HOME"), raw.pointee == UInt8(ascii: "/") {
+            return String(cString: raw) + "/sortedvault/vault.db"
+        }
+        guard let raw = getenv("HOME"), raw.pointee != 0 else { return nil }
+        return String(cString: raw) + "/.local/share/sortedvault/vault.db"
+    }
+
+    /// posix_spawn in a new session with standard input and output on /dev/null; false on failure.
+    private static func spawnDetached(_ arguments: [String]) -> Bool {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, sortedvault_posix_spawn_setsid())
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd: Int32 in [0, 1, 2] {
+            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+        }
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid = pid_t()
+        return posix_spawn(&pid, arguments[0], &actions, &attributes, argv, environ) == 0
+    }
+}
