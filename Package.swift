@@ -91,17 +91,17 @@ let package = Package(
             name: "varlink-certification-server",
             dependencies: ["Varlink", .product(name: "Logging", package: "swift-log")]
         ),
-        .target(name: "VaultProtocol", dependencies: ["Varlink", "VaultCore", "VaultCrypto", "VaultSession"]),
+        .target(name: "VaultProtocol", dependencies: ["Varlink", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession"]),
         .target(
             name: "VaultDaemon",
             dependencies: [
-                "Varlink", "VaultPolicy", "VaultProtocol", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
+                "Varlink", "VaultAPI", "VaultPolicy", "VaultProtocol", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
                 "VaultSession", "VaultOAuthHTTP", "VaultOIDC",
                 "VaultSecretService",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "VaultClient", dependencies: ["Varlink", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession"]),
+        .target(name: "VaultClient", dependencies: ["Varlink", "VaultAPI", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession"]),
         // What both executables share: options, secret input, exit codes, starting the daemon.
         .target(
             name: "SortedVaultCLI",
@@ -114,7 +114,7 @@ let package = Package(
         .executableTarget(
             name: "sortedvault",
             dependencies: [
-                "SortedVaultCLI", "VaultClient", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
+                "SortedVaultCLI", "VaultClient", "VaultAPI", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
                 "CredentialHelpers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -174,7 +174,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "VaultClient", "VaultDaemon", "VaultProtocol", "Varlink", "VaultCore", "VaultCrypto", "VaultTesting",
+                "VaultClient", "VaultDaemon", "VaultProtocol", "VaultAPI", "Varlink", "VaultCore", "VaultCrypto", "VaultTesting",
                 "VaultSession", "VaultOAuthHTTP", "Vault", "VaultSQLite", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
