@@ -91,7 +91,15 @@ let package = Package(
             name: "varlink-certification-server",
             dependencies: ["Varlink", .product(name: "Logging", package: "swift-log")]
         ),
-        .target(name: "VaultProtocol", dependencies: ["Varlink", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession"]),
+        // The interface files are embedded at build time (plugin EmbedInterfaceFiles): the daemon
+        // serves interfaces/*.varlink themselves, not a Swift copy.
+        .target(
+            name: "VaultProtocol",
+            dependencies: ["Varlink", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession"],
+            plugins: ["EmbedInterfaceFiles"]
+        ),
+        .executableTarget(name: "embed-interface-files", path: "Sources/embed-interface-files"),
+        .plugin(name: "EmbedInterfaceFiles", capability: .buildTool(), dependencies: ["embed-interface-files"]),
         .target(
             name: "VaultDaemon",
             dependencies: [
