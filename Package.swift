@@ -92,17 +92,25 @@ let package = Package(
             name: "varlink-certification-server",
             dependencies: ["Varlink", .product(name: "Logging", package: "swift-log")]
         ),
-        .target(name: "VaultProtocol", dependencies: ["Varlink", "VaultCore", "VaultCrypto", "VaultSession"]),
+        // The interface files are embedded at build time (plugin EmbedInterfaceFiles): the daemon
+        // serves interfaces/*.varlink themselves, not a Swift copy.
+        .target(
+            name: "VaultProtocol",
+            dependencies: ["Varlink", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession"],
+            plugins: ["EmbedInterfaceFiles"]
+        ),
+        .executableTarget(name: "embed-interface-files", path: "Sources/embed-interface-files"),
+        .plugin(name: "EmbedInterfaceFiles", capability: .buildTool(), dependencies: ["embed-interface-files"]),
         .target(
             name: "VaultDaemon",
             dependencies: [
-                "Varlink", "VaultPolicy", "VaultProtocol", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
+                "Varlink", "VaultAPI", "VaultPolicy", "VaultProtocol", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
                 "VaultSession", "VaultOAuthHTTP", "VaultOIDC",
                 "VaultSecretService",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "VaultClient", dependencies: ["Varlink", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession"]),
+        .target(name: "VaultClient", dependencies: ["Varlink", "VaultAPI", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession"]),
         // What both executables share: options, secret input, exit codes, starting the daemon.
         .target(
             name: "SortedVaultCLI",
@@ -122,7 +130,7 @@ let package = Package(
         .executableTarget(
             name: "sortedvault-cli",
             dependencies: [
-                "SortedVaultCLI", "VaultClient", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
+                "SortedVaultCLI", "VaultClient", "VaultAPI", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
                 "CredentialHelpers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -186,7 +194,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "VaultClient", "VaultDaemon", "VaultProtocol", "Varlink", "VaultCore", "VaultCrypto", "VaultTesting",
+                "VaultClient", "VaultDaemon", "VaultProtocol", "VaultAPI", "Varlink", "VaultCore", "VaultCrypto", "VaultTesting",
                 "VaultSession", "VaultOAuthHTTP", "Vault", "VaultSQLite", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

@@ -30,6 +30,8 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Varlink", package: "sortedvault"),
+                .product(name: "VaultAPI", package: "sortedvault"),
+                .product(name: "VaultCrypto", package: "sortedvault"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Benchmarks/VarlinkWireBenchmarks",

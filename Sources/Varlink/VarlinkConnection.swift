@@ -91,6 +91,31 @@ public final class VarlinkConnection: @unchecked Sendable {
         }
     }
 
+    /// Sends a call frame encoded by the caller (NUL included) and hands each reply frame (without
+    /// its NUL) to `onReply`, which decodes it and returns whether more replies follow
+    /// (`continues: true`). Both frames are the caller's and this connection's to wipe: the reply
+    /// is zeroed after `onReply` returns. For typed messages whose secrets never become a `String`.
+    ///
+    /// A reply `onReply` cannot decode (it throws) closes the connection, since its stream
+    /// position is then unknown; the error is rethrown.
+    public func exchange(_ frame: UnsafeRawBufferPointer, onReply: (UnsafeRawBufferPointer) throws -> Bool) throws {
+        try state.withLock { state in
+            try send(frame, &state)
+            while true {
+                var reply = try receiveFrame(&state)
+                defer { wipe(&reply) }
+                let continues: Bool
+                do {
+                    continues = try reply.withUnsafeBytes { try onReply($0) }
+                } catch {
+                    disconnect(&state)
+                    throw error
+                }
+                if !continues { return }
+            }
+        }
+    }
+
     /// Sends a call with `oneway: true`; the service sends no reply.
     public func callOneway(_ method: String, _ parameters: [String: JSONValue] = [:]) throws {
         try state.withLock { state in
@@ -123,12 +148,14 @@ public final class VarlinkConnection: @unchecked Sendable {
     private func send(_ message: [UInt8], _ state: inout State) throws {
         var message = message
         defer { wipe(&message) }
+        try message.withUnsafeBytes { try send($0, &state) }
+    }
+
+    private func send(_ message: UnsafeRawBufferPointer, _ state: inout State) throws {
         guard state.descriptor >= 0 else { throw VarlinkClientError.connectionClosed }
         var offset = 0
         while offset < message.count {
-            let sent = message.withUnsafeBytes { raw in
-                Glibc.send(state.descriptor, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-            }
+            let sent = Glibc.send(state.descriptor, message.baseAddress! + offset, message.count - offset, Int32(MSG_NOSIGNAL))
             if sent > 0 {
                 offset += sent
                 continue

@@ -113,3 +113,12 @@ public struct RemoteError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "error reply \(name)" }
 }
+
+extension VarlinkWire {
+    /// The members `value` writes, as a `JSONValue` object: for printing replies without secrets
+    /// (`--json` output) and for tests that build raw messages. A secret member becomes an ordinary
+    /// base64 `String` here, so do not use it on values that hold one outside tests.
+    public static func jsonObject(_ value: some WireEncodable) -> [String: JSONValue] {
+        encodeParameters(value).withUnsafeBytes { (try? JSONValue.parse($0))?.objectValue ?? [:] }
+    }
+}

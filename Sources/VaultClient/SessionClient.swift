@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Varlink
+import VaultAPI
 import VaultCore
 import VaultCrypto
 import VaultProtocol
@@ -44,54 +45,43 @@ public final class SessionClient: Sendable {
     @discardableResult
     public func save(tokenResponse: [String: JSONValue], provider: ProviderSettings, for key: ItemKey,
                      maximumLifetime: Int? = nil) async throws -> [String: JSONValue] {
-        var parameters = Self.keyParameters(key)
-        parameters["tokenResponse"] = .object(tokenResponse)
-        parameters["provider"] = SessionWireFormat.encode(provider)
-        if let maximumLifetime { parameters["maxLifetimeSeconds"] = .int(Int64(maximumLifetime)) }
-        let reply = try await call("Save", parameters)
-        guard let session = reply["session"]?.objectValue else { throw malformed("Save") }
-        return session
+        let request = SessionInterface.Save.Request(service: key.service, account: key.account, tokenResponse: tokenResponse,
+                                                    provider: .init(provider), maxLifetimeSeconds: maximumLifetime.map { Int64($0) })
+        return VarlinkWire.jsonObject(try await call(SessionInterface.Save.self, request).session)
     }
 
     /// "Am I still logged in?"
     public func autoLogin(_ key: ItemKey) async throws -> AutoLoginResult {
-        try SessionWireFormat.decodeAutoLogin(try await call("AutoLogin", Self.keyParameters(key)))
+        try AutoLoginResult(wire: try await call(SessionInterface.AutoLogin.self, .init(key)))
     }
 
     /// Refreshes now, whatever the access token's expiry.
     public func refresh(_ key: ItemKey) async throws -> AutoLoginResult {
-        try SessionWireFormat.decodeAutoLogin(try await call("Refresh", Self.keyParameters(key)))
+        try AutoLoginResult(wire: try await call(SessionInterface.Refresh.self, .init(key)))
     }
 
     /// Wipes the login and revokes it at the provider (queued when offline). Idempotent.
     public func logout(_ key: ItemKey) async throws -> LogoutResult {
-        let reply = try await call("Logout", Self.keyParameters(key))
-        return LogoutResult(wasLoggedIn: reply["wasLoggedIn"]?.boolValue ?? false, revoked: reply["revoked"]?.boolValue ?? false,
-                            revocationQueued: reply["revocationQueued"]?.boolValue ?? false,
-                            providerCannotRevoke: reply["providerCannotRevoke"]?.boolValue ?? false)
+        let reply = try await call(SessionInterface.Logout.self, .init(key))
+        return LogoutResult(wasLoggedIn: reply.wasLoggedIn, revoked: reply.revoked, revocationQueued: reply.revocationQueued,
+                            providerCannotRevoke: reply.providerCannotRevoke)
     }
 
-    /// The login's state as the daemon reports it (never tokens).
+    /// The login's state as the daemon reports it (never tokens), as the interface's `SessionState` object.
     public func status(_ key: ItemKey) async throws -> [String: JSONValue] {
-        guard let session = try await call("Status", Self.keyParameters(key))["session"]?.objectValue else { throw malformed("Status") }
-        return session
+        VarlinkWire.jsonObject(try await call(SessionInterface.Status.self, .init(key)).session)
     }
 
     /// The logins this client may see under the daemon's policy (`session.list`), of one service
     /// when given: names, user ids, states and expiries, never tokens.
     public func list(service: String? = nil) async throws -> [SessionListEntry] {
-        var parameters: [String: JSONValue] = [:]
-        if let service { parameters["service"] = .string(service) }
-        return try SessionWireFormat.decodeList(try await call("List", parameters))
+        try await call(SessionInterface.List.self, .init(service: service)).logins.map(SessionListEntry.init(wire:))
     }
 
     /// Streams login events until `onEvent` returns false or the daemon goes away. Blocks the
     /// calling thread: run it on a thread of its own. The first event has kind "watching".
     public func watchBlocking(service: String? = nil, account: String? = nil,
                               onEvent: ((kind: String, service: String, account: String, at: Date)) throws -> Bool) throws {
-        var parameters: [String: JSONValue] = [:]
-        if let service { parameters["service"] = .string(service) }
-        if let account { parameters["account"] = .string(account) }
         let connection: VarlinkConnection
         do {
             connection = try VarlinkConnection(unixSocketPath: client.socketPath, timeout: .seconds(365 * 86400))
@@ -99,26 +89,29 @@ public final class SessionClient: Sendable {
             throw VaultClient.vaultError(error, socketPath: client.socketPath)
         }
         defer { connection.close() }
+        let frame = VarlinkWire.encodeCall(SessionInterface.Watch.self, .init(service: service, account: account), more: true)
         do {
-            try connection.callMore(SessionInterfaceDescription.name + ".Watch", parameters) { reply in
-                try onEvent(try SessionWireFormat.decodeEvent(reply["event"]))
+            try frame.withUnsafeBytes { bytes in
+                try connection.exchange(bytes) { reply in
+                    switch try VarlinkWire.decodeReply(SessionInterface.Watch.self, frame: reply) {
+                    case .error(let error): throw error
+                    case .reply(let reply, let continues):
+                        let event = reply.event
+                        let keepGoing = try onEvent((event.kind, event.service, event.account, Date(timeIntervalSince1970: event.at)))
+                        return continues && keepGoing
+                    }
+                }
             }
-        } catch let error as VarlinkError {
-            throw SessionWireFormat.decode(error)
+        } catch let error as RemoteError {
+            throw SessionWireError.decode(VarlinkError(error))
+        } catch let error as WireReplyError {
+            throw VaultError.storageFailure("the daemon sent a \(error.description)")
         } catch let error as VarlinkClientError {
             throw VaultClient.vaultError(error, socketPath: client.socketPath)
         }
     }
 
-    private func call(_ member: String, _ parameters: [String: JSONValue]) async throws -> [String: JSONValue] {
-        try await client.call(method: SessionInterfaceDescription.name + "." + member, parameters, decodeError: SessionWireFormat.decode)
-    }
-
-    private static func keyParameters(_ key: ItemKey) -> [String: JSONValue] {
-        ["service": .string(key.service), "account": .string(key.account)]
-    }
-
-    private func malformed(_ what: String) -> VaultError {
-        VaultError.storageFailure("the daemon sent a malformed \(what) reply")
+    private func call<M: VarlinkMethod>(_ method: M.Type, _ request: M.Request) async throws -> M.Reply {
+        try await client.call(M.self, request, decodeError: SessionWireError.decode)
     }
 }

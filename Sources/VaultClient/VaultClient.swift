@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Varlink
+import VaultAPI
 import VaultCore
 import VaultCrypto
 import VaultProtocol
@@ -33,35 +34,20 @@ public final class VaultClient: TokenStore, LockableStore {
 
     public func store(_ secret: SecureBytes, for key: ItemKey, options: StoreOptions) async throws {
         try validateSecret(secret)
-        var parameters: [String: JSONValue] = [
-            "service": .string(key.service), "account": .string(key.account),
-            "secret": .string(secret.base64EncodedString()),
-        ]
-        if let label = options.label { parameters["label"] = .string(label) }
-        if !options.attributes.isEmpty { parameters["attributes"] = .object(options.attributes.mapValues { .string($0) }) }
-        if let expires = options.expiresAt { parameters["expires"] = .double(expires.timeIntervalSince1970) }
-        _ = try await call("Store", parameters)
+        _ = try await call(VaultInterface.Store.self, .init(key: key, secret: secret, options: options))
     }
 
     public func retrieve(_ key: ItemKey) async throws -> RetrievedItem {
-        let reply = try await call("Retrieve", ["service": .string(key.service), "account": .string(key.account)])
-        guard let encoded = reply["secret"]?.stringValue, let secret = SecureBytes(base64Encoded: encoded),
-              let item = reply["item"] else {
-            throw VaultError.storageFailure("the daemon sent a malformed Retrieve reply")
-        }
-        return RetrievedItem(metadata: try ItemWireFormat.decode(item), secret: secret)
+        let reply = try await call(VaultInterface.Retrieve.self, .init(key))
+        return RetrievedItem(metadata: try ItemMetadata(wire: reply.item), secret: reply.secret)
     }
 
     public func delete(_ key: ItemKey) async throws {
-        _ = try await call("Delete", ["service": .string(key.service), "account": .string(key.account)])
+        _ = try await call(VaultInterface.Delete.self, .init(key))
     }
 
     public func list(service: String?) async throws -> [ItemMetadata] {
-        let reply = try await call("List", service.map { ["service": .string($0)] } ?? [:])
-        guard let items = reply["items"]?.arrayValue else {
-            throw VaultError.storageFailure("the daemon sent a malformed List reply")
-        }
-        return try items.map(ItemWireFormat.decode)
+        try await call(VaultInterface.List.self, .init(service: service)).items.map(ItemMetadata.init(wire:))
     }
 
     // MARK: Vault state
@@ -76,75 +62,85 @@ public final class VaultClient: TokenStore, LockableStore {
 
     /// Locks the daemon's vault, reporting failures (`lock()` cannot throw: `LockableStore` says so).
     public func lockVault() async throws {
-        _ = try await call("Lock", [:])
+        _ = try await call(VaultInterface.Lock.self, .init())
     }
 
-    /// Unlocks the daemon's vault with a passphrase.
+    /// Unlocks the daemon's vault with a passphrase: its exact bytes (base64 on the wire), UTF-8 or not.
     public func unlock(passphrase: SecureBytes) async throws {
-        let text = passphrase.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
-        _ = try await call("Unlock", ["passphrase": .string(text)])
+        _ = try await call(VaultInterface.Unlock.self, .init(passphrase: passphrase))
     }
 
     /// Asks the daemon to unlock the vault from its key file or desktop keyring again (after a lock
     /// or an auto-lock). `.locked` says why none did; `.invalidArgument`: the vault has only a passphrase.
     public func unlockFromKeySources() async throws {
-        _ = try await call("Unlock", [:])
+        _ = try await call(VaultInterface.Unlock.self, .init(passphrase: nil))
     }
 
     /// Re-wraps the vault key under a new passphrase.
     public func changePassphrase(from old: SecureBytes, to new: SecureBytes) async throws {
-        let oldText = old.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
-        let newText = new.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
-        _ = try await call("ChangePassphrase", ["old": .string(oldText), "new": .string(newText)])
+        _ = try await call(VaultInterface.ChangePassphrase.self, .init(old: old, new: new))
     }
 
     /// The daemon's state.
     public func status() async throws -> VaultStatus {
-        let reply = try await call("Status", [:])
-        return VaultStatus(
-            locked: reply["locked"]?.boolValue ?? true,
-            keySources: reply["keySources"]?.arrayValue?.compactMap(\.stringValue) ?? [],
-            items: Int(reply["items"]?.intValue ?? 0),
-            logins: reply["logins"]?.intValue.map { Int($0) },
-            queuedRevocations: reply["queuedRevocations"]?.intValue.map { Int($0) },
-            version: reply["version"]?.stringValue ?? "?",
-            autoLockMinutes: Int(reply["autoLockMinutes"]?.intValue ?? 0))
+        let reply = try await call(VaultInterface.Status.self, .init())
+        return VaultStatus(locked: reply.locked, keySources: reply.keySources, items: Int(reply.items),
+                           logins: reply.logins.map { Int($0) }, queuedRevocations: reply.queuedRevocations.map { Int($0) },
+                           version: reply.version, autoLockMinutes: Int(reply.autoLockMinutes))
     }
 
-    /// Sends one call on the I/O queue and maps error replies to `VaultError`.
-    func call(_ member: String, _ parameters: [String: JSONValue]) async throws -> [String: JSONValue] {
-        try await call(method: VaultInterfaceDescription.name + "." + member, parameters, decodeError: VaultWireError.decode)
-    }
-
-    /// Sends one call of any of the daemon's interfaces; `decodeError` maps its error replies.
-    func call(method: String, _ parameters: [String: JSONValue],
-              decodeError: @escaping @Sendable (VarlinkError) -> VaultError) async throws -> [String: JSONValue] {
+    /// Sends one typed call of any of the daemon's interfaces on the I/O queue; `decodeError` maps
+    /// its error replies (by default those of `org.sortedvault.vault`).
+    func call<M: VarlinkMethod>(_ method: M.Type, _ request: M.Request,
+                                decodeError: @escaping @Sendable (VarlinkError) -> VaultError = VaultWireError.decode) async throws -> M.Reply {
         try await withCheckedThrowingContinuation { continuation in
             io.async {
-                continuation.resume(with: Result { try self.blockingCall(method, parameters, decodeError: decodeError) })
+                continuation.resume(with: Result { try self.blockingCall(M.self, request, decodeError: decodeError) })
             }
         }
     }
 
     /// Sends one call, reconnecting once if the daemon went away since the last call.
-    private func blockingCall(_ method: String, _ parameters: [String: JSONValue],
-                              decodeError: (VarlinkError) -> VaultError) throws -> [String: JSONValue] {
-        try connection.withLock { connection in
+    private func blockingCall<M: VarlinkMethod>(_ method: M.Type, _ request: M.Request,
+                                                decodeError: (VarlinkError) -> VaultError) throws -> M.Reply {
+        let frame = VarlinkWire.encodeCall(M.self, request)
+        return try connection.withLock { connection in
             for attempt in 0..<2 {
                 do {
                     if connection == nil { connection = try VarlinkConnection(unixSocketPath: socketPath, timeout: timeout) }
-                    return try connection!.call(method, parameters)
-                } catch let error as VarlinkError {
-                    throw decodeError(error)
+                    return try Self.exchange(M.self, frame, on: connection!)
+                } catch let error as RemoteError {
+                    throw decodeError(VarlinkError(error))
                 } catch let error as VarlinkClientError {
                     connection?.close()
                     connection = nil
                     if attempt == 0, case .connectionClosed = error { continue }
                     throw Self.vaultError(error, socketPath: socketPath)
+                } catch let error as WireReplyError {
+                    connection = nil
+                    throw VaultError.storageFailure("the daemon at \(socketPath) sent a \(error.description)")
                 }
             }
             throw VaultError(.unavailable, "the daemon closed the connection twice; check its log")
         }
+    }
+
+    /// One call and its one reply, typed: throws `RemoteError` for an error reply, `WireReplyError`
+    /// for a reply that does not fit the method.
+    static func exchange<M: VarlinkMethod>(_ method: M.Type, _ frame: WireBytes, on connection: VarlinkConnection) throws -> M.Reply {
+        var result: Result<M.Reply, RemoteError>?
+        try frame.withUnsafeBytes { bytes in
+            try connection.exchange(bytes) { reply in
+                switch try VarlinkWire.decodeReply(M.self, frame: reply) {
+                case .reply(let value, let continues):
+                    if continues { throw WireReplyError("a continuing reply to a call without more") }
+                    result = .success(value)
+                case .error(let error): result = .failure(error)
+                }
+                return false
+            }
+        }
+        return try result!.get()
     }
 
     static func vaultError(_ error: VarlinkClientError, socketPath: String) -> VaultError {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Varlink
+import VaultAPI
 import VaultCore
 import VaultProtocol
 import VaultSession
@@ -27,95 +28,91 @@ final class SessionService: VarlinkInterface {
         self.logger = logger
     }
 
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
-        .parameters(try await handleJSON(call, context: context))
-    }
+    /// The client secret and API key of Save, diverted from the frame into secure memory.
+    var secretParameters: VarlinkSecretParameters? { .decoding(SessionInterface.callSecrets) }
 
-    private func handleJSON(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> [String: JSONValue] {
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
         let peer = context.peer
+        let parameters = WireParameters(call)
         do {
             switch call.member {
-            case "Save": return try await save(call, peer: peer)
+            case "Save": return try await save(.init(from: parameters), peer: peer)
             case "AutoLogin":
-                let key = try authorized(call, peer, "session.autologin")
-                return SessionWireFormat.encode(try await sessions.autoLogin(key))
+                let key = try authorized(.init(from: parameters), peer, "session.autologin")
+                return .typed(SessionInterface.LoginOutcome(try await sessions.autoLogin(key)))
             case "Refresh":
-                let key = try authorized(call, peer, "session.refresh")
-                return SessionWireFormat.encode(try await sessions.refresh(key))
+                let key = try authorized(.init(from: parameters), peer, "session.refresh")
+                return .typed(SessionInterface.LoginOutcome(try await sessions.refresh(key)))
             case "Logout":
-                let key = try authorized(call, peer, "session.logout")
+                let key = try authorized(.init(from: parameters), peer, "session.logout")
                 let result = try await sessions.logout(key)
                 logger.info("logged out", metadata: ["uid": "\(peer.uid)", "revoked": "\(result.revoked)"])
-                return SessionWireFormat.encode(result)
+                return .typed(SessionInterface.Logout.Reply(wasLoggedIn: result.wasLoggedIn, revoked: result.revoked,
+                                                            revocationQueued: result.revocationQueued,
+                                                            providerCannotRevoke: result.providerCannotRevoke))
             case "Status":
-                let key = try authorized(call, peer, "session.status")
-                return ["session": SessionWireFormat.encode(try await sessions.status(key))]
-            case "List": return try await list(call, peer: peer)
-            case "Watch": return try await watch(call, context: context)
+                let key = try authorized(.init(from: parameters), peer, "session.status")
+                return .typed(SessionInterface.Status.Reply(session: .init(try await sessions.status(key))))
+            case "List": return try await list(.init(from: parameters), peer: peer)
+            case "Watch": return try await watch(.init(from: parameters), more: call.more, context: context)
             default: throw VarlinkError.methodNotFound(call.method)
             }
+        } catch let error as WireParameterError {
+            throw VarlinkError(error, interface: name)
         } catch let error as VaultError {
-            throw SessionWireFormat.encode(error, key: try? Parameters(call).optionalKey())
+            throw SessionWireError.encode(error, key: try? VaultInterface.ItemName(from: parameters).key())
         }
     }
 
     /// The call's login key, once the policy allows `operation` on its service.
-    private func authorized(_ call: VarlinkCall, _ peer: PeerCredentials, _ operation: String) throws -> ItemKey {
-        let key = try Parameters(call).key()
-        try access.require(peer, operation, service: key.service, interface: name)
+    private func authorized(_ name: SessionInterface.LoginName, _ peer: PeerCredentials, _ operation: String) throws -> ItemKey {
+        let key = try name.key()
+        try access.require(peer, operation, service: key.service, interface: self.name)
         activity.touch()
         return key
     }
 
     /// The logins whose service the policy lets this caller `session.list`; never their tokens.
-    private func list(_ call: VarlinkCall, peer: PeerCredentials) async throws -> [String: JSONValue] {
-        let service = try Parameters(call).optionalName("service")
+    private func list(_ request: SessionInterface.List.Request, peer: PeerCredentials) async throws -> VarlinkReply {
+        let service = try request.service.map { try VaultInterface.ItemName.checked($0, parameter: "service") }
         try access.require(peer, "session.list", service: service, interface: name)
         activity.touch()
         let entries = try await sessions.list(service: service).filter {
             access.allows(peer, "session.list", service: $0.service)
         }
-        return SessionWireFormat.encode(entries)
+        return .typed(SessionInterface.List.Reply(logins: entries.map(SessionInterface.Login.init)))
     }
 
-    private func save(_ call: VarlinkCall, peer: PeerCredentials) async throws -> [String: JSONValue] {
-        let key = try authorized(call, peer, "session.save")
-        guard let object = call.parameters["tokenResponse"]?.objectValue else {
-            throw VaultError.invalidArgument("tokenResponse must be the provider's token response, as a JSON object")
-        }
-        let settings = try SessionWireFormat.decodeProviderSettings(call.parameters["provider"])
-        let response = try TokenResponse(object: object, kind: settings.kind)
-        var lifetime: TimeInterval?
-        if let seconds = try call.optionalInt("maxLifetimeSeconds") { lifetime = TimeInterval(seconds) }
+    private func save(_ request: SessionInterface.Save.Request, peer: PeerCredentials) async throws -> VarlinkReply {
+        let key = try authorized(.init(service: request.service, account: request.account), peer, "session.save")
+        let settings = try ProviderSettings(wire: request.provider)
+        let response = try TokenResponse(object: request.tokenResponse, kind: settings.kind)
+        let lifetime = request.maxLifetimeSeconds.map { TimeInterval($0) }
         let status = try await sessions.save(response, settings: settings, for: key, maximumLifetime: lifetime)
         logger.info("login saved", metadata: ["uid": "\(peer.uid)"])
-        return ["session": SessionWireFormat.encode(status)]
+        return .typed(SessionInterface.Save.Reply(session: .init(status)))
     }
 
     /// Streams events until the client goes away. The first reply ("watching") tells the client
     /// that it is subscribed, so nothing that happens after it is missed.
-    private func watch(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> [String: JSONValue] {
-        guard call.more else { throw VarlinkError.expectedMore }
-        let parameters = Parameters(call)
-        let service = try parameters.optionalName("service")
-        let account = try parameters.optionalName("account")
+    private func watch(_ request: SessionInterface.Watch.Request, more: Bool, context: VarlinkCallContext) async throws -> VarlinkReply {
+        guard more else { throw VarlinkError.expectedMore }
+        let service = try request.service.map { try VaultInterface.ItemName.checked($0, parameter: "service") }
+        let account = try request.account.map { try VaultInterface.ItemName.checked($0, parameter: "account") }
         let peer = context.peer
         try access.require(peer, "session.watch", service: service, interface: name)
         let events = await sessions.events()
-        let watching: JSONValue = .object([
-            "kind": "watching", "service": .string(service ?? ""), "account": .string(account ?? ""),
-            "at": .double(clock.now.timeIntervalSince1970),
-        ])
-        try await context.reply(["event": watching])
+        let watching = SessionInterface.Watch.Reply(
+            event: .init(kind: "watching", service: service ?? "", account: account ?? "", at: clock.now.timeIntervalSince1970))
+        try await context.reply(.typed(watching))
         for await event in events {
             if context.isConnectionClosed { break }
             // Names compare by bytes, as everywhere (see ItemKey).
             if let service, !event.key.service.utf8.elementsEqual(service.utf8) { continue }
             if let account, !event.key.account.utf8.elementsEqual(account.utf8) { continue }
             guard access.allows(peer, "session.watch", service: event.key.service) else { continue }
-            try await context.reply(["event": SessionWireFormat.encode(event)])
+            try await context.reply(.typed(SessionInterface.Watch.Reply(event: .init(event))))
         }
-        return ["event": watching]  // the client has gone; this final reply goes nowhere
-
+        return .typed(watching)  // the client has gone; this final reply goes nowhere
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Varlink
 import Vault
+import VaultAPI
 import VaultCore
 import VaultCrypto
 import VaultPolicy
@@ -39,9 +40,12 @@ final class VaultService: VarlinkInterface {
         unlockWithoutPassphrase = NonInteractiveUnlock(vault: vault, keyFilePath: keyFilePath)
     }
 
+    /// Every secret parameter of the interface's calls, diverted from the frame into secure memory.
+    var secretParameters: VarlinkSecretParameters? { .decoding(VaultInterface.callSecrets) }
+
     /// The key of an item call; sortedvault's own records (logins) are not items a client may touch.
-    private func clientKey(_ parameters: Parameters) throws -> ItemKey {
-        let key = try parameters.key()
+    private func clientKey(_ name: VaultInterface.ItemName) throws -> ItemKey {
+        let key = try name.key()
         if key.isReserved {
             throw VaultError.invalidArgument(
                 "services starting with \"\(ItemKey.reservedServicePrefix)\" are reserved for sortedvault's own records; logins are reached through `sortedvault session` (org.sortedvault.session)")
@@ -50,86 +54,80 @@ final class VaultService: VarlinkInterface {
     }
 
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
-        .parameters(try await handleJSON(call, context: context))
-    }
-
-    private func handleJSON(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> [String: JSONValue] {
         let peer = context.peer
+        let parameters = WireParameters(call)
         do {
             switch call.member {
-            case "Store": return try await store(call, peer: peer)
-            case "Retrieve": return try await retrieve(call, peer: peer)
-            case "Delete": return try await delete(call, peer: peer)
-            case "List": return try await list(call, peer: peer)
+            case "Store": return try await store(.init(from: parameters), peer: peer)
+            case "Retrieve": return try await retrieve(.init(from: parameters), peer: peer)
+            case "Delete": return try await delete(.init(from: parameters), peer: peer)
+            case "List": return try await list(.init(from: parameters), peer: peer)
             case "Status": return try await status(peer: peer)
-            case "Unlock": return try await unlock(call, peer: peer)
+            case "Unlock": return try await unlock(parameters, peer: peer)
             case "Lock": return try await lock(peer: peer)
-            case "ChangePassphrase": return try await changePassphrase(call, peer: peer)
+            case "ChangePassphrase": return try await changePassphrase(parameters, peer: peer)
             default: throw VarlinkError.methodNotFound(call.method)
             }
+        } catch let error as WireParameterError {
+            throw VarlinkError(error, interface: name)
         } catch let error as VaultError {
-            throw VaultWireError.encode(error, key: try? Parameters(call).optionalKey())
+            throw VaultWireError.encode(error, key: try? VaultInterface.ItemName(from: parameters).key())
         }
     }
 
     // MARK: Items
 
-    private func store(_ call: VarlinkCall, peer: PeerCredentials) async throws -> [String: JSONValue] {
-        let parameters = Parameters(call)
-        let key = try clientKey(parameters)
+    private func store(_ request: VaultInterface.Store.Request, peer: PeerCredentials) async throws -> VarlinkReply {
+        let key = try clientKey(.init(service: request.service, account: request.account))
         try access.require(peer, "store", service: key.service)
-        let secret = try parameters.secret("secret")
-        let options = try parameters.storeOptions()
+        let options = try request.options()
         activity.touch()
-        try await items.store(secret, for: key, options: options)
+        try await items.store(request.secret, for: key, options: options)
         return [:]
     }
 
-    private func retrieve(_ call: VarlinkCall, peer: PeerCredentials) async throws -> [String: JSONValue] {
-        let key = try clientKey(Parameters(call))
+    private func retrieve(_ request: VaultInterface.ItemName, peer: PeerCredentials) async throws -> VarlinkReply {
+        let key = try clientKey(request)
         try access.require(peer, "retrieve", service: key.service)
         activity.touch()
         let item = try await items.retrieve(key)
-        return ["secret": .string(item.secret.base64EncodedString()), "item": ItemWireFormat.encode(item.metadata)]
+        return .typed(VaultInterface.Retrieve.Reply(secret: item.secret, item: .init(item.metadata)))
     }
 
-    private func delete(_ call: VarlinkCall, peer: PeerCredentials) async throws -> [String: JSONValue] {
-        let key = try clientKey(Parameters(call))
+    private func delete(_ request: VaultInterface.ItemName, peer: PeerCredentials) async throws -> VarlinkReply {
+        let key = try clientKey(request)
         try access.require(peer, "delete", service: key.service)
         activity.touch()
         try await items.delete(key)
         return [:]
     }
 
-    private func list(_ call: VarlinkCall, peer: PeerCredentials) async throws -> [String: JSONValue] {
-        let service = try Parameters(call).optionalName("service")
+    private func list(_ request: VaultInterface.List.Request, peer: PeerCredentials) async throws -> VarlinkReply {
+        let service = try request.service.map { try VaultInterface.ItemName.checked($0, parameter: "service") }
         try access.require(peer, "list", service: service)
         activity.touch()
         // Without a service filter, show only the services this caller may list.
         let items = try await self.items.list(service: service).filter {
             !$0.key.isReserved && access.allows(peer, "list", service: $0.service)
         }
-        return ["items": .array(items.map(ItemWireFormat.encode))]
+        return .typed(VaultInterface.List.Reply(items: items.map(VaultInterface.Item.init)))
     }
 
     // MARK: Vault state
 
-    private func status(peer: PeerCredentials) async throws -> [String: JSONValue] {
+    private func status(peer: PeerCredentials) async throws -> VarlinkReply {
         try access.require(peer, "status", service: nil)
-        var reply: [String: JSONValue] = [
-            "locked": .bool(await vault.isLocked),
-            "keySources": .array(try await vault.keySourceKinds().map { .string($0) }),
-            "version": .string(SortedVaultVersion.current),
-            "autoLockMinutes": .int(Int64(settings.autoLockMinutes)),
-        ]
+        var reply = VaultInterface.Status.Reply(
+            locked: await vault.isLocked, keySources: try await vault.keySourceKinds(), items: 0,
+            version: SortedVaultVersion.current, autoLockMinutes: Int64(settings.autoLockMinutes))
         if let counts = try await recordCounts(peer: peer) {
-            reply["items"] = .int(Int64(counts.items))
-            reply["logins"] = .int(Int64(counts.logins))
-            reply["queuedRevocations"] = .int(Int64(counts.queuedRevocations))
+            reply.items = Int64(counts.items)
+            reply.logins = Int64(counts.logins)
+            reply.queuedRevocations = Int64(counts.queuedRevocations)
         } else {
-            reply["items"] = .int(Int64(try await vault.itemCount()))
+            reply.items = Int64(try await vault.itemCount())
         }
-        return reply
+        return .typed(reply)
     }
 
     /// What `List` would show this caller from the vault file, and sortedvault's own records apart;
@@ -149,9 +147,10 @@ final class VaultService: VarlinkInterface {
 
     /// With a passphrase: one throttled attempt of this peer. Without: the vault's key file or
     /// keyring key, read afresh (after a `lock` or an auto-lock), unthrottled — nothing is guessed.
-    private func unlock(_ call: VarlinkCall, peer: PeerCredentials) async throws -> [String: JSONValue] {
+    private func unlock(_ parameters: WireParameters, peer: PeerCredentials) async throws -> VarlinkReply {
         try access.require(peer, "unlock", service: nil)
-        guard let value = call.parameters["passphrase"], value != .null else {
+        // The policy is checked before the passphrase is even looked at.
+        guard let passphrase = try VaultInterface.Unlock.Request(from: parameters).passphrase else {
             if await vault.isLocked {
                 let kind: String
                 do {
@@ -165,7 +164,6 @@ final class VaultService: VarlinkInterface {
             activity.touch()
             return [:]
         }
-        let passphrase = try Parameters(call).secretText("passphrase")
         try await throttled(peer) {
             try await vault.unlock(.passphrase(passphrase))
         }
@@ -196,21 +194,19 @@ final class VaultService: VarlinkInterface {
         }
     }
 
-    private func lock(peer: PeerCredentials) async throws -> [String: JSONValue] {
+    private func lock(peer: PeerCredentials) async throws -> VarlinkReply {
         try access.require(peer, "lock", service: nil)
         await vault.lock()
         logger.info("vault locked", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
         return [:]
     }
 
-    private func changePassphrase(_ call: VarlinkCall, peer: PeerCredentials) async throws -> [String: JSONValue] {
+    private func changePassphrase(_ parameters: WireParameters, peer: PeerCredentials) async throws -> VarlinkReply {
         try access.require(peer, "change-passphrase", service: nil)
-        let parameters = Parameters(call)
-        let old = try parameters.secretText("old")
-        let new = try parameters.secretText("new")
-        guard new.count > 0 else { throw VaultError.invalidArgument("the new passphrase must not be empty") }
+        let request = try VaultInterface.ChangePassphrase.Request(from: parameters)
+        guard request.new.count > 0 else { throw VaultError.invalidArgument("the new passphrase must not be empty") }
         try await throttled(peer) {
-            try await vault.changePassphrase(from: old, to: new)
+            try await vault.changePassphrase(from: request.old, to: request.new)
         }
         logger.info("passphrase changed", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
         return [:]

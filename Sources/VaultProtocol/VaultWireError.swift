@@ -1,20 +1,19 @@
 import Varlink
+import VaultAPI
 import VaultCore
 
 /// Maps `VaultError` to the interface's varlink errors and back, so that a client sees the same
 /// `VaultError.Code` it would get from an in-process store. NotFound and Locked never mix.
 public enum VaultWireError {
-    static let prefix = VaultInterfaceDescription.name + "."
-
-    public static let notFound = prefix + "NotFound"
-    public static let locked = prefix + "Locked"
-    public static let permissionDenied = prefix + "PermissionDenied"
-    public static let invalidParameter = prefix + "InvalidParameter"
-    public static let wrongPassphrase = prefix + "WrongPassphrase"
-    public static let tooManyAttempts = prefix + "TooManyAttempts"
-    public static let integrityFailure = prefix + "IntegrityFailure"
-    public static let storageFailure = prefix + "StorageFailure"
-    public static let unsupported = prefix + "Unsupported"
+    public static let notFound = VaultInterface.Errors.notFound
+    public static let locked = VaultInterface.Errors.locked
+    public static let permissionDenied = VaultInterface.Errors.permissionDenied
+    public static let invalidParameter = VaultInterface.Errors.invalidParameter
+    public static let wrongPassphrase = VaultInterface.Errors.wrongPassphrase
+    public static let tooManyAttempts = VaultInterface.Errors.tooManyAttempts
+    public static let integrityFailure = VaultInterface.Errors.integrityFailure
+    public static let storageFailure = VaultInterface.Errors.storageFailure
+    public static let unsupported = VaultInterface.Errors.unsupported
 
     /// The varlink error for a vault error. Reasons are safe to send: they never hold secrets.
     public static func encode(_ error: VaultError, key: ItemKey? = nil) -> VarlinkError {

@@ -2,6 +2,7 @@ import ArgumentParser
 import BoundedJSON
 import Foundation
 import SortedVaultCLI
+import VaultAPI
 import VaultClient
 import VaultProtocol
 import VaultSession
@@ -26,7 +27,7 @@ struct SessionListCommand: AsyncParsableCommand {
         try await reportingErrors {
             let logins = try await global.sessionClient().list(service: service)
             if json {
-                print(String(decoding: JSONValue.object(SessionWireFormat.encode(logins)).serialized(), as: UTF8.self))
+                print(String(decoding: JSONValue.object(VarlinkWire.jsonObject(SessionInterface.List.Reply(logins: logins.map(SessionInterface.Login.init)))).serialized(), as: UTF8.self))
                 return
             }
             if logins.isEmpty {

@@ -88,8 +88,9 @@ extension DaemonSuite {
             ("Retrieve", ["service": "s", "account": "a"]),
             ("Delete", ["service": "s", "account": "a"]),
             ("List", ["service": "s"]),
-            ("Unlock", ["passphrase": "x"]),
-            ("ChangePassphrase", ["old": "x", "new": "y"]),
+            // Passphrases are base64 of their bytes on the wire ("x", "y").
+            ("Unlock", ["passphrase": "eA=="]),
+            ("ChangePassphrase", ["old": "eA==", "new": "eQ=="]),
         ]
 
         @Test func aWrongTypeAndAMissingFieldForEachParameterAreInvalidParameter() throws {

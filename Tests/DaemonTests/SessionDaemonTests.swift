@@ -241,13 +241,5 @@ extension DaemonSuite {
             #expect(try await world.sessions.status(world.key)["state"]?.stringValue == "valid")
             world.cli.stopDaemon()
         }
-
-        @Test func theInterfaceFilesAreTheDescriptionsTheDaemonServes() throws {
-            for (file, text) in [("org.sortedvault.vault.varlink", VaultInterfaceDescription.text),
-                                 ("org.sortedvault.session.varlink", SessionInterfaceDescription.text)] {
-                let committed = try String(contentsOfFile: CLIHarness.repository + "/interfaces/" + file, encoding: .utf8)
-                #expect(committed == text + "\n", "interfaces/\(file) differs from the description the daemon serves")
-            }
-        }
     }
 }

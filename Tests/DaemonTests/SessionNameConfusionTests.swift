@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+import VaultAPI
 import Varlink
 import VaultClient
 import VaultCore
@@ -119,7 +120,7 @@ extension DaemonSuite {
                 do {
                     _ = try connection.call("org.sortedvault.session.Save", [
                         "service": .string(service), "account": .string(account), "tokenResponse": .object(object),
-                        "provider": SessionWireFormat.encode(try world.provider.provider()),
+                        "provider": .object(VarlinkWire.jsonObject(SessionInterface.Provider(try world.provider.provider()))),
                     ])
                     Issue.record("Save accepted a name that is not NFC")
                 } catch let error as VarlinkError {

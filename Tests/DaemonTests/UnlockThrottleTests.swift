@@ -47,7 +47,7 @@ extension DaemonSuite {
                     start.wait()
                     var name = "answered"
                     do {
-                        _ = try connection.call("org.sortedvault.vault.Unlock", ["passphrase": "guess"])
+                        _ = try connection.call("org.sortedvault.vault.Unlock", ["passphrase": .string(base64("guess"))])
                     } catch let error as VarlinkError {
                         name = error.name
                     } catch {
@@ -68,7 +68,7 @@ extension DaemonSuite {
             #expect(growth < 160 * 1024, "the daemon's peak memory grew by \(growth / 1024) MiB")
 
             // The same client is still throttled…
-            #expect(throws: VarlinkError.self) { _ = try connections[0].call("org.sortedvault.vault.Unlock", ["passphrase": "right passphrase"]) }
+            #expect(throws: VarlinkError.self) { _ = try connections[0].call("org.sortedvault.vault.Unlock", ["passphrase": .string(base64("right passphrase"))]) }
             connections.forEach { $0.close() }
             // …but another process, the owner's CLI, unlocks at once.
             let owner = try cli.run(["unlock", "--passphrase-fd", "0"], input: Data("right passphrase\n".utf8))

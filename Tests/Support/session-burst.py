@@ -5,6 +5,7 @@ Opens CALLS connections first, prints READY, waits until GO_FILE exists, then se
 every connection at once (one thread each) and prints a JSON list of {"outcome", "token", "error"}.
 Speaks varlink directly (NUL-terminated JSON) so that nothing but the socket is between it and the daemon.
 """
+import base64
 import json
 import os
 import socket
@@ -27,7 +28,10 @@ def call(sock, service, account):
         return {"outcome": None, "token": None, "error": reply["error"]}
     parameters = reply.get("parameters", {})
     grant = parameters.get("grant") or {}
-    return {"outcome": parameters.get("outcome"), "token": grant.get("accessToken"), "error": None}
+    token = grant.get("accessToken")  # base64 of the token's bytes, like every secret on the wire
+    if token is not None:
+        token = base64.b64decode(token, validate=True).decode()
+    return {"outcome": parameters.get("outcome"), "token": token, "error": None}
 
 
 def main():

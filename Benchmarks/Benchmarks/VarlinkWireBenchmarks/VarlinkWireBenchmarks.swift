@@ -44,6 +44,7 @@ let benchmarks: @Sendable () -> Void = {
             blackHole(try! JSONValue.parse(replyBody))
         }
     }
+    typedWireBenchmarks()
     Benchmark("frame Retrieve reply (1 KiB secret)") { benchmark in
         var frames = FrameBuffer(allocator: allocator)
         for _ in benchmark.scaledIterations {

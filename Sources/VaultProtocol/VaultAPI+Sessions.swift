@@ -1,0 +1,144 @@
+import Foundation
+import VaultAPI
+import VaultCore
+import VaultCrypto
+import VaultSession
+
+/// VaultAPI's session types (seconds, text URLs) and VaultSession's (`Date`, `URL`, enums): the one
+/// place they convert. Tokens and provider secrets stay `SecureBytes` both ways.
+extension SessionInterface.Grant {
+    public init(_ grant: AccessGrant) {
+        self.init(accessToken: grant.accessToken, tokenType: grant.tokenType, expiresAt: grant.expiresAt.timeIntervalSince1970,
+                  scopes: grant.scopes)
+    }
+}
+
+extension AccessGrant {
+    public init(wire grant: SessionInterface.Grant) {
+        self.init(accessToken: grant.accessToken, tokenType: grant.tokenType, expiresAt: Date(timeIntervalSince1970: grant.expiresAt),
+                  scopes: grant.scopes)
+    }
+}
+
+extension SessionInterface.LoginOutcome {
+    public init(_ result: AutoLoginResult) {
+        var reason: String?
+        switch result {
+        case .reauthRequired(let why): reason = why.rawValue
+        case .offline(_, let why): reason = why
+        case .valid, .refreshed: break
+        }
+        self.init(outcome: result.outcome, grant: result.grant.map(SessionInterface.Grant.init), reason: reason)
+    }
+}
+
+extension AutoLoginResult {
+    /// The daemon's answer; an outcome that needs a grant and has none is a malformed reply.
+    public init(wire reply: SessionInterface.LoginOutcome) throws {
+        let grant = reply.grant.map(AccessGrant.init(wire:))
+        switch reply.outcome {
+        case "valid":
+            guard let grant else { throw SessionWireError.malformed("AutoLogin") }
+            self = .valid(grant)
+        case "refreshed":
+            guard let grant else { throw SessionWireError.malformed("AutoLogin") }
+            self = .refreshed(grant)
+        case "reauthRequired":
+            self = .reauthRequired(ReauthReason(rawValue: reply.reason ?? "") ?? .noSession)
+        case "offline":
+            self = .offline(grant, reason: reply.reason ?? "")
+        default:
+            throw SessionWireError.malformed("AutoLogin")
+        }
+    }
+}
+
+extension SessionInterface.SessionState {
+    public init(_ status: SessionStatus) {
+        self.init(state: status.state, providerKind: status.providerKind, tokenType: status.tokenType, scopes: status.scopes,
+                  accessTokenExpiresAt: status.accessTokenExpiresAt.timeIntervalSince1970,
+                  refreshTokenExpiresAt: status.refreshTokenExpiresAt?.timeIntervalSince1970,
+                  absoluteExpiresAt: status.absoluteExpiresAt?.timeIntervalSince1970, hasRefreshToken: status.hasRefreshToken,
+                  hasIdToken: status.hasIDToken, issuedAt: status.issuedAt.timeIntervalSince1970,
+                  signedInAt: status.signedInAt.timeIntervalSince1970, lastRefreshedAt: status.lastRefreshedAt?.timeIntervalSince1970,
+                  userId: status.userID, tokenEndpoint: status.tokenEndpoint, revocationEndpoint: status.revocationEndpoint,
+                  clientId: status.clientID, clientAuthentication: status.clientAuthentication, hasClientSecret: status.hasClientSecret,
+                  retryNotBefore: status.retryNotBefore?.timeIntervalSince1970)
+    }
+}
+
+extension SessionInterface.Login {
+    public init(_ entry: SessionListEntry) {
+        self.init(service: entry.service, account: entry.account, providerKind: entry.providerKind, userId: entry.userID,
+                  state: entry.state, accessTokenExpiresAt: entry.accessTokenExpiresAt.timeIntervalSince1970,
+                  refreshTokenExpiresAt: entry.refreshTokenExpiresAt?.timeIntervalSince1970,
+                  absoluteExpiresAt: entry.absoluteExpiresAt?.timeIntervalSince1970, hasRefreshToken: entry.hasRefreshToken)
+    }
+}
+
+extension SessionListEntry {
+    public init(wire login: SessionInterface.Login) {
+        self.init(service: login.service, account: login.account, providerKind: login.providerKind, userID: login.userId,
+                  state: login.state, accessTokenExpiresAt: Date(timeIntervalSince1970: login.accessTokenExpiresAt),
+                  refreshTokenExpiresAt: login.refreshTokenExpiresAt.map(Date.init(timeIntervalSince1970:)),
+                  absoluteExpiresAt: login.absoluteExpiresAt.map(Date.init(timeIntervalSince1970:)), hasRefreshToken: login.hasRefreshToken)
+    }
+}
+
+extension SessionInterface.Event {
+    public init(_ event: SessionEvent) {
+        self.init(kind: event.kind.rawValue, service: event.key.service, account: event.key.account, at: event.at.timeIntervalSince1970)
+    }
+}
+
+extension SessionInterface.Provider {
+    /// The provider as Save sends it; the client secret and API key stay in secure memory.
+    public init(_ settings: ProviderSettings) {
+        let hasClientAuthentication = settings.kind == .oauth2 || settings.kind == .oidc
+        self.init(kind: settings.kind.rawValue, tokenEndpoint: settings.tokenEndpoint?.absoluteString,
+                  revocationEndpoint: settings.revocationEndpoint?.absoluteString, clientId: settings.clientID,
+                  clientSecret: settings.clientSecret,
+                  clientAuthentication: hasClientAuthentication ? settings.clientAuthentication.rawValue : nil,
+                  issuer: settings.issuer?.absoluteString, url: settings.url?.absoluteString, apiKey: settings.apiKey)
+    }
+
+    public init(_ provider: OAuthProvider) {
+        self.init(ProviderSettings(provider))
+    }
+}
+
+extension ProviderSettings {
+    /// The settings of a Save, checked field by field (errors name `provider.<field>`).
+    public init(wire provider: SessionInterface.Provider) throws(WireParameterError) {
+        func parsedURL(_ field: String, _ text: String?) throws(WireParameterError) -> URL? {
+            guard let text else { return nil }
+            guard let url = URL(string: text) else { throw WireParameterError("provider.\(field)", "is not a URL") }
+            return url
+        }
+        func secret(_ field: String, _ value: SecureBytes?) throws(WireParameterError) -> SecureBytes? {
+            guard let value else { return nil }
+            guard value.count > 0 else { throw WireParameterError("provider.\(field)", "must be 1 to 4096 bytes") }
+            return value
+        }
+        self.init()
+        if let text = provider.kind {
+            guard let kind = ProviderKind(rawValue: text) else {
+                throw WireParameterError("provider.kind", "must be one of \(ProviderKind.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            self.kind = kind
+        }
+        if let text = provider.clientAuthentication {
+            guard let parsed = OAuthProvider.ClientAuthentication(rawValue: text) else {
+                throw WireParameterError("provider.clientAuthentication", "must be \"basic\" or \"post\"")
+            }
+            clientAuthentication = parsed
+        }
+        tokenEndpoint = try parsedURL("tokenEndpoint", provider.tokenEndpoint)
+        revocationEndpoint = try parsedURL("revocationEndpoint", provider.revocationEndpoint)
+        clientID = provider.clientId
+        clientSecret = try secret("clientSecret", provider.clientSecret)
+        issuer = try parsedURL("issuer", provider.issuer)
+        url = try parsedURL("url", provider.url)
+        apiKey = try secret("apiKey", provider.apiKey)
+    }
+}

@@ -1,0 +1,43 @@
+import Varlink
+import VaultAPI
+
+/// Where VaultAPI's typed messages meet the `Varlink` server: the one adapter between them.
+
+extension WireBytes: VarlinkEncodedParameters {}
+
+extension VarlinkSecretParameters {
+    /// Diverts `limits`' paths from every call frame and decodes each, bounded, into a ``SecretField``.
+    public static func decoding(_ limits: SecretLimits) -> VarlinkSecretParameters {
+        let table = limits.limits
+        return VarlinkSecretParameters(paths: Set(table.keys)) { path, raw in
+            SecretField.decode(raw, maxBytes: table[path] ?? 0)
+        }
+    }
+}
+
+extension WireParameters {
+    /// A call's parameters with its secret members, as the server diverted them.
+    public init(_ call: VarlinkCall) {
+        self.init(call.parameters, secrets: call.secrets.compactMapValues { $0 as? SecretField })
+    }
+}
+
+extension VarlinkReply {
+    /// A typed reply, encoded here (secrets as base64 straight from secure memory); the server wipes
+    /// its buffer after the write.
+    public static func typed(_ reply: some WireEncodable) -> VarlinkReply {
+        .encoded(VarlinkWire.encodeParameters(reply))
+    }
+}
+
+extension VarlinkError {
+    /// The interface's `InvalidParameter {parameter, reason}` for a parameter that failed validation.
+    public init(_ error: WireParameterError, interface: String) {
+        self.init(name: interface + ".InvalidParameter", parameters: ["parameter": .string(error.parameter), "reason": .string(error.reason)])
+    }
+
+    /// The error reply a typed client received, for the interfaces' error decoders.
+    public init(_ error: RemoteError) {
+        self.init(name: error.name, parameters: error.parameters)
+    }
+}
