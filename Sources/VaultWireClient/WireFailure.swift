@@ -2,7 +2,7 @@ import BoundedJSON
 
 /// What the CLI prints (`sortedvault: MESSAGE` on standard error) and the status it exits with,
 /// for an error reply or a failed call. The texts and statuses are those of `VaultWireError.decode`,
-/// `SessionWireFormat.decode` and `VaultClient`'s transport errors mapped through `ExitStatus`;
+/// `SessionWireError.decode` and `VaultClient`'s transport errors mapped through `ExitStatus`;
 /// `WireFailureParityTests` checks that they stay the same.
 public struct WireFailure: Error, Equatable {
     public let status: ExitStatus

@@ -1,4 +1,4 @@
-import BoundedJSON
+import VaultAPI
 import VaultCrypto
 import VaultWireClient
 
@@ -10,23 +10,19 @@ import Glibc
 /// standard output (a newline after it only on a terminal), then exit 0 (valid, refreshed),
 /// 8 (sign in again) or 9 (offline), with the reason on standard error.
 enum AutoLoginOutcome {
-    static func report(_ reply: WireReply) throws(WireFailure) {
-        var token: SecureBytes?
-        if reply.has("grant") {
-            guard let text = reply.secretText("grant", "accessToken"), reply.value("grant", "tokenType")?.stringValue != nil,
-                  reply.value("grant", "expiresAt")?.doubleValue != nil else { throw .malformed("grant") }
-            token = text
-        }
-        let reason = reply.value("reason")?.stringValue ?? ""
-        let outcome = reply.value("outcome")?.stringValue
-        switch outcome {
-        case "valid"?, "refreshed"?:
+    /// As `SessionClient.autoLogin` decoded it: valid and refreshed need a grant, an unknown
+    /// outcome is a malformed reply.
+    static func report(_ reply: SessionInterface.LoginOutcome) throws(WireFailure) {
+        let token = reply.grant?.accessToken
+        let reason = reply.reason ?? ""
+        switch reply.outcome {
+        case "valid", "refreshed":
             guard let token else { throw .malformed("AutoLogin") }
             write(token)
-        case "reauthRequired"?:
+        case "reauthRequired":
             // The daemon sends no grant with this outcome; AutoLoginResult.grant is nil for it.
             throw WireFailure(.reauthRequired, "sign in again: \(explanation(reason))")
-        case "offline"?:
+        case "offline":
             if let token { write(token) }
             let cached = token == nil ? "no valid token is cached" : "the cached token is still valid"
             throw WireFailure(.offline, "offline: \(reason); \(cached); nothing was deleted")

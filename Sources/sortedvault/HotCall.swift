@@ -46,7 +46,7 @@ enum HotCall {
         case .autoLogin:
             let request = SessionInterface.LoginName(service: command.service, account: command.account)
             let frame = try exchange(VarlinkWire.encodeCall(SessionInterface.AutoLogin.self, request), over: connection, mayHandOver: true)
-            try AutoLoginOutcome.report(WireReply(frame, decodeError: WireFailure.session))
+            try AutoLoginOutcome.report(WireReply.decode(SessionInterface.AutoLogin.self, frame, errors: WireFailure.session))
         case .status:
             let frame = try exchange(VarlinkWire.encodeCall(VaultInterface.Status.self, NoParameters()), over: connection, mayHandOver: true)
             let status = try WireReply.decode(VaultInterface.Status.self, frame, errors: WireFailure.vault)

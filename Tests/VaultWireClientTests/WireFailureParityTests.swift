@@ -7,7 +7,7 @@ import VaultProtocol
 @testable import VaultWireClient
 
 /// The lean CLI maps error replies itself (VaultProtocol links SwiftNIO); these tests hold its texts
-/// and exit statuses to those of `VaultWireError.decode` and `SessionWireFormat.decode`.
+/// and exit statuses to those of `VaultWireError.decode` and `SessionWireError.decode`.
 @Suite struct WireFailureParityTests {
     static let parameterSets: [[String: JSONValue]] = [
         [:],
@@ -35,7 +35,7 @@ import VaultProtocol
     @Test(arguments: sessionNames)
     func aSessionErrorReplyReadsAsTheFullClientReadsIt(name: String) {
         for parameters in Self.parameterSets {
-            let expected = SessionWireFormat.decode(VarlinkError(name: name, parameters: parameters))
+            let expected = SessionWireError.decode(VarlinkError(name: name, parameters: parameters))
             let lean = WireFailure.session(name, parameters)
             #expect(lean.message == expected.reason, "\(name) \(parameters)")
             #expect(lean.status == ExitStatus(expected.code), "\(name) \(parameters)")
