@@ -31,6 +31,9 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
     private var inputClosed = false
     private var isClosed = false
     private var idleTimer: Scheduled<Void>?
+    /// When the last call answered on the loop came in: such a call never makes the connection busy,
+    /// so the idle timer checks this before it closes.
+    private var lastCallOnLoop: NIODeadline?
     /// The last reply written, so that a close waits for it to reach the socket.
     private var lastWrite: EventLoopFuture<Void>?
 
@@ -115,38 +118,53 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
         context.read()
     }
 
+    /// Starts the next buffered call. Calls the interface answers on the loop (``VarlinkInterface/handleOnLoop(_:context:)``)
+    /// are answered here, one after the other, until one needs a task or the buffer holds no whole frame.
     private func startNextCall() {
-        guard let context, let sink, !isBusy, !isClosed, context.channel.isWritable else {
-            updateIdleTimer()
-            return
-        }
-        let maxDepth = configuration.maxDepth
-        let next = frames.nextFrame(maxBytes: configuration.maxFrameBytes) { frame in
-            VarlinkMessage.decodeCall(frame, maxDepth: maxDepth)
-        }
-        switch next {
-        case .frame(.success(let call)):
-            // Access rules name executables: a connection kept across an exec, or an executable
-            // deleted or replaced since accept, is judged on a file that no longer runs.
-            guard peer.executableIsUnchanged() else {
-                refuseAndClose(.executableChanged, context: context)
+        while let context, let sink, !isBusy, !isClosed, context.channel.isWritable {
+            let maxDepth = configuration.maxDepth
+            let next = frames.nextFrame(maxBytes: configuration.maxFrameBytes) { frame in
+                VarlinkMessage.decodeCall(frame, maxDepth: maxDepth)
+            }
+            switch next {
+            case .frame(.success(let call)):
+                // Access rules name executables: a connection kept across an exec, or an executable
+                // deleted or replaced since accept, is judged on a file that no longer runs.
+                guard peer.executableIsUnchanged() else {
+                    refuseAndClose(.executableChanged, context: context)
+                    return
+                }
+                if answerOnLoop(call, context: context, sink: sink) { continue }
+                start(call, context: context, sink: sink)
+                return
+            case .frame(.failure(let error)):
+                refuseAndClose(error, context: context)
+                return
+            case .tooLarge:
+                refuseAndClose(.frameTooLarge(limit: configuration.maxFrameBytes), context: context)
+                return
+            case .needMore:
+                if let oversized {
+                    refuseAndClose(oversized, context: context)
+                } else if inputClosed {
+                    closeAfterWrites(context: context)
+                } else {
+                    updateIdleTimer()
+                    readIfReady()
+                }
                 return
             }
-            start(call, context: context, sink: sink)
-        case .frame(.failure(let error)):
-            refuseAndClose(error, context: context)
-        case .tooLarge:
-            refuseAndClose(.frameTooLarge(limit: configuration.maxFrameBytes), context: context)
-        case .needMore:
-            if let oversized {
-                refuseAndClose(oversized, context: context)
-            } else if inputClosed {
-                closeAfterWrites(context: context)
-            } else {
-                updateIdleTimer()
-                readIfReady()
-            }
         }
+        updateIdleTimer()
+    }
+
+    /// The fast path: true when the interface answered `call` here, on the loop, and the reply is written.
+    private func answerOnLoop(_ call: VarlinkCall, context: ChannelHandlerContext, sink: ReplySink) -> Bool {
+        let callContext = VarlinkCallContext(peer: peer, sink: sink, more: call.more, oneway: call.oneway)
+        guard let result = dispatcher.dispatchOnLoop(call, context: callContext) else { return false }
+        lastCallOnLoop = .now()
+        write(result, of: call, context: context)
+        return true
     }
 
     /// Answers a broken or oversized message (or a call from a changed executable), after the
@@ -204,15 +222,18 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
         isBusy = false
         handlerTask = nil
         guard let context, !isClosed else { return }
-        if !call.oneway {
-            let bytes: [UInt8]
-            switch result {
-            case .success(let parameters): bytes = VarlinkMessage.encodeReply(parameters)
-            case .failure(let error): bytes = VarlinkMessage.encodeError(error)
-            }
-            lastWrite = context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)))
-        }
+        write(result, of: call, context: context)
         startNextCall()
+    }
+
+    private func write(_ result: Result<[String: JSONValue], VarlinkError>, of call: VarlinkCall, context: ChannelHandlerContext) {
+        guard !call.oneway else { return }
+        let bytes: [UInt8]
+        switch result {
+        case .success(let parameters): bytes = VarlinkMessage.encodeReply(parameters)
+        case .failure(let error): bytes = VarlinkMessage.encodeError(error)
+        }
+        lastWrite = context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)))
     }
 
     // MARK: - Idle timeout
@@ -237,6 +258,13 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
     private func idleTimerFired() {
         idleTimer = nil
         guard let context, !isClosed else { return }
+        if let lastCallOnLoop, case let idleUntil = lastCallOnLoop + TimeAmount(configuration.idleTimeout), idleUntil > .now() {
+            let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
+            idleTimer = context.eventLoop.scheduleTask(deadline: idleUntil) {
+                loopBoundSelf.value.idleTimerFired()
+            }
+            return
+        }
         if !isBusy || !context.channel.isWritable {
             dispatcher.logger.debug("Closing idle connection", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
             context.close(promise: nil)

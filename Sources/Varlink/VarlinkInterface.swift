@@ -33,6 +33,19 @@ public protocol VarlinkInterface: Sendable {
     /// block in them (long synchronous I/O, sleeping, waiting on a semaphore). Move such work to
     /// a thread of its own, or every connection stalls.
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> [String: JSONValue]
+
+    /// The fast path: answers `call` on the connection's event loop, without a task, or returns nil
+    /// to have ``handle(_:context:)`` answer it as usual. Errors are replied as from `handle`.
+    ///
+    /// Answer here only what needs no waiting: a lock taken for microseconds and a read that takes
+    /// microseconds (a prepared SQLite point read, a secretbox open). Never a write and its fsync, a key
+    /// derivation, a keyring or network call, or a `more` call: every connection of this loop waits
+    /// while it runs. The default answers nothing here.
+    func handleOnLoop(_ call: VarlinkCall, context: VarlinkCallContext) throws -> [String: JSONValue]?
+}
+
+extension VarlinkInterface {
+    public func handleOnLoop(_ call: VarlinkCall, context: VarlinkCallContext) throws -> [String: JSONValue]? { nil }
 }
 
 extension VarlinkInterface {

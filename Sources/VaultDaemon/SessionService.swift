@@ -55,6 +55,18 @@ final class SessionService: VarlinkInterface {
         }
     }
 
+    /// The fast path: AutoLogin of a login whose access token is still valid, answered on the
+    /// connection's event loop (``SessionManager/autoLoginNow(_:)``); everything else goes to `handle`.
+    /// The policy is checked (and the decision recorded) only once the answer is known, as in `handle`.
+    func handleOnLoop(_ call: VarlinkCall, context: VarlinkCallContext) throws -> [String: JSONValue]? {
+        guard call.member == "AutoLogin", let key = try? Parameters(call).key(),
+              access.allows(context.peer, "session.autologin", service: key.service),
+              let result = sessions.autoLoginNow(key)
+        else { return nil }
+        _ = try authorized(call, context.peer, "session.autologin")
+        return SessionWireFormat.encode(result)
+    }
+
     /// The call's login key, once the policy allows `operation` on its service.
     private func authorized(_ call: VarlinkCall, _ peer: PeerCredentials, _ operation: String) throws -> ItemKey {
         let key = try Parameters(call).key()
