@@ -32,7 +32,7 @@ final class VaultService: VarlinkInterface {
          settings: DaemonSettings, keyFilePath: String, logger: Logger, onUnlock: @escaping @Sendable () -> Void = {}) {
         self.vault = vault
         self.items = items ?? vault
-        self.itemsAreInVault = items == nil
+        self.itemsAreInVault = items == nil || (items as? EncryptedVault) === vault
         self.access = access
         self.throttle = throttle
         self.activity = activity
