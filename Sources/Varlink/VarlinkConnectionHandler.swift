@@ -20,6 +20,7 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
     private let dispatcher: VarlinkDispatcher
     private let configuration: VarlinkServerConfiguration
     private let peer: PeerCredentials
+    private let executableRecheck: ExecutableRecheck
     private var frames: FrameBuffer
     private var sink: ReplySink?
     private var context: ChannelHandlerContext?
@@ -41,6 +42,7 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
         self.dispatcher = dispatcher
         self.configuration = configuration
         self.peer = peer
+        self.executableRecheck = ExecutableRecheck(peer)
         self.frames = FrameBuffer(allocator: allocator)
     }
 
@@ -130,7 +132,7 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
             case .frame(.success(let call)):
                 // Access rules name executables: a connection kept across an exec, or an executable
                 // deleted or replaced since accept, is judged on a file that no longer runs.
-                guard peer.executableIsUnchanged() else {
+                guard executableRecheck.isUnchanged() else {
                     refuseAndClose(.executableChanged, context: context)
                     return
                 }

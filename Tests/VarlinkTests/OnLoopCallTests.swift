@@ -59,12 +59,16 @@ import Varlink
     @Test func aConnectionServedOnlyOnTheLoopIsNotIdle() async throws {
         let live = try await LiveServer { $0.idleTimeout = .seconds(1) }
         let client = try RawClient(path: live.socketPath)
-        for tag in 0..<8 {
-            client.send(#"{"method":"org.example.test.Now","parameters":{"tag":\#(tag)}}"# + "\0")
-            let reply = await io { client.readFrame() }
-            #expect(reply == .frame(["parameters": ["tag": .int(Int64(tag)), "inTask": false]]), "\(reply)")
-            try await Task.sleep(for: .milliseconds(300))
+        // One thread of its own sends, reads and pauses, so a busy test process cannot stretch the pauses.
+        let replies = await io {
+            (0..<8).map { tag -> RawClient.Read in
+                client.send(#"{"method":"org.example.test.Now","parameters":{"tag":\#(tag)}}"# + "\0")
+                let reply = client.readFrame()
+                usleep(300_000)
+                return reply
+            }
         }
+        #expect(replies == (0..<8).map { .frame(["parameters": ["tag": .int(Int64($0)), "inTask": false]]) })
         // 2.4 s of calls answered on the loop kept it open past the 1 s timeout; quiet now, it closes.
         #expect(await io { client.readFrame() } == .closed)
         try await live.stop()
