@@ -20,6 +20,7 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
     private let dispatcher: VarlinkDispatcher
     private let configuration: VarlinkServerConfiguration
     private let peer: PeerCredentials
+    private let executableRecheck: ExecutableRecheck
     private var frames: FrameBuffer
     private var sink: ReplySink?
     private var context: ChannelHandlerContext?
@@ -31,6 +32,9 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
     private var inputClosed = false
     private var isClosed = false
     private var idleTimer: Scheduled<Void>?
+    /// When the last call answered on the loop came in: such a call never makes the connection busy,
+    /// so the idle timer checks this before it closes.
+    private var lastCallOnLoop: NIODeadline?
     /// The last reply written, so that a close waits for it to reach the socket.
     private var lastWrite: EventLoopFuture<Void>?
 
@@ -38,6 +42,7 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
         self.dispatcher = dispatcher
         self.configuration = configuration
         self.peer = peer
+        self.executableRecheck = ExecutableRecheck(peer)
         self.frames = FrameBuffer(allocator: allocator)
     }
 
@@ -115,39 +120,54 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
         context.read()
     }
 
+    /// Starts the next buffered call. Calls the interface answers on the loop (``VarlinkInterface/handleOnLoop(_:context:)``)
+    /// are answered here, one after the other, until one needs a task or the buffer holds no whole frame.
     private func startNextCall() {
-        guard let context, let sink, !isBusy, !isClosed, context.channel.isWritable else {
-            updateIdleTimer()
-            return
-        }
-        let maxDepth = configuration.maxDepth
-        let secrets = dispatcher.secretParameters
-        let next = frames.nextFrame(maxBytes: configuration.maxFrameBytes) { frame in
-            VarlinkMessage.decodeCall(frame, maxDepth: maxDepth, secrets: secrets)
-        }
-        switch next {
-        case .frame(.success(let call)):
-            // Access rules name executables: a connection kept across an exec, or an executable
-            // deleted or replaced since accept, is judged on a file that no longer runs.
-            guard peer.executableIsUnchanged() else {
-                refuseAndClose(.executableChanged, context: context)
+        while let context, let sink, !isBusy, !isClosed, context.channel.isWritable {
+            let maxDepth = configuration.maxDepth
+            let secrets = dispatcher.secretParameters
+            let next = frames.nextFrame(maxBytes: configuration.maxFrameBytes) { frame in
+                VarlinkMessage.decodeCall(frame, maxDepth: maxDepth, secrets: secrets)
+            }
+            switch next {
+            case .frame(.success(let call)):
+                // Access rules name executables: a connection kept across an exec, or an executable
+                // deleted or replaced since accept, is judged on a file that no longer runs.
+                guard executableRecheck.isUnchanged() else {
+                    refuseAndClose(.executableChanged, context: context)
+                    return
+                }
+                if answerOnLoop(call, context: context, sink: sink) { continue }
+                start(call, context: context, sink: sink)
+                return
+            case .frame(.failure(let error)):
+                refuseAndClose(error, context: context)
+                return
+            case .tooLarge:
+                refuseAndClose(.frameTooLarge(limit: configuration.maxFrameBytes), context: context)
+                return
+            case .needMore:
+                if let oversized {
+                    refuseAndClose(oversized, context: context)
+                } else if inputClosed {
+                    closeAfterWrites(context: context)
+                } else {
+                    updateIdleTimer()
+                    readIfReady()
+                }
                 return
             }
-            start(call, context: context, sink: sink)
-        case .frame(.failure(let error)):
-            refuseAndClose(error, context: context)
-        case .tooLarge:
-            refuseAndClose(.frameTooLarge(limit: configuration.maxFrameBytes), context: context)
-        case .needMore:
-            if let oversized {
-                refuseAndClose(oversized, context: context)
-            } else if inputClosed {
-                closeAfterWrites(context: context)
-            } else {
-                updateIdleTimer()
-                readIfReady()
-            }
         }
+        updateIdleTimer()
+    }
+
+    /// The fast path: true when the interface answered `call` here, on the loop, and the reply is written.
+    private func answerOnLoop(_ call: VarlinkCall, context: ChannelHandlerContext, sink: ReplySink) -> Bool {
+        let callContext = VarlinkCallContext(peer: peer, sink: sink, more: call.more, oneway: call.oneway)
+        guard let result = dispatcher.dispatchOnLoop(call, context: callContext) else { return false }
+        lastCallOnLoop = .now()
+        write(result, of: call, context: context)
+        return true
     }
 
     /// Answers a broken or oversized message (or a call from a changed executable), after the
@@ -205,19 +225,22 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
         isBusy = false
         handlerTask = nil
         guard let context, !isClosed else { return }
-        if !call.oneway {
-            switch result {
-            case .success(let reply):
-                let (buffer, isSensitive) = reply.frame(allocator: context.channel.allocator, continues: false)
-                let write = context.writeAndFlush(wrapOutboundOut(buffer))
-                // A reply with secrets is zeroed once the channel is done with it, written or not.
-                if isSensitive { write.whenComplete { _ in buffer.wipeStorage() } }
-                lastWrite = write
-            case .failure(let error):
-                lastWrite = context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: VarlinkMessage.encodeError(error))))
-            }
-        }
+        write(result, of: call, context: context)
         startNextCall()
+    }
+
+    private func write(_ result: Result<VarlinkReply, VarlinkError>, of call: VarlinkCall, context: ChannelHandlerContext) {
+        guard !call.oneway else { return }
+        switch result {
+        case .success(let reply):
+            let (buffer, isSensitive) = reply.frame(allocator: context.channel.allocator, continues: false)
+            let write = context.writeAndFlush(wrapOutboundOut(buffer))
+            // A reply with secrets is zeroed once the channel is done with it, written or not.
+            if isSensitive { write.whenComplete { _ in buffer.wipeStorage() } }
+            lastWrite = write
+        case .failure(let error):
+            lastWrite = context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: VarlinkMessage.encodeError(error))))
+        }
     }
 
     // MARK: - Idle timeout
@@ -242,6 +265,13 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
     private func idleTimerFired() {
         idleTimer = nil
         guard let context, !isClosed else { return }
+        if let lastCallOnLoop, case let idleUntil = lastCallOnLoop + TimeAmount(configuration.idleTimeout), idleUntil > .now() {
+            let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
+            idleTimer = context.eventLoop.scheduleTask(deadline: idleUntil) {
+                loopBoundSelf.value.idleTimerFired()
+            }
+            return
+        }
         if !isBusy || !context.channel.isWritable {
             dispatcher.logger.debug("Closing idle connection", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
             context.close(promise: nil)

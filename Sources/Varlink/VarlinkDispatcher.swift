@@ -29,17 +29,45 @@ struct VarlinkDispatcher: Sendable {
 
     /// Handles one call; never throws, so that every call gets exactly one final answer.
     func dispatch(_ call: VarlinkCall, context: VarlinkCallContext) async -> Result<VarlinkReply, VarlinkError> {
+        let interface: any VarlinkInterface
+        switch route(call) {
+        case .success(let found): interface = found
+        case .failure(let error): return .failure(error)
+        }
+        do {
+            return .success(try await interface.handle(call, context: context))
+        } catch {
+            return failure(error, of: call, context: context)
+        }
+    }
+
+    /// The fast path (``VarlinkInterface/handleOnLoop(_:context:)``): the answer, or nil when the call
+    /// is to go through ``dispatch(_:context:)``. Unknown interfaces and methods, and `more` calls,
+    /// always go there.
+    func dispatchOnLoop(_ call: VarlinkCall, context: VarlinkCallContext) -> Result<VarlinkReply, VarlinkError>? {
+        guard !call.more, case .success(let interface) = route(call) else { return nil }
+        do {
+            return try interface.handleOnLoop(call, context: context).map { .success($0) }
+        } catch {
+            return failure(error, of: call, context: context)
+        }
+    }
+
+    private func route(_ call: VarlinkCall) -> Result<any VarlinkInterface, VarlinkError> {
         guard let interface = interfaces[call.interface] else {
             return .failure(.interfaceNotFound(call.interface))
         }
         if let declared = declaredMethods[call.interface], !declared.isEmpty, !declared.contains(call.member) {
             return .failure(.methodNotFound(call.method))
         }
-        do {
-            return .success(try await interface.handle(call, context: context))
-        } catch let error as VarlinkError {
+        return .success(interface)
+    }
+
+    private func failure(_ error: any Error, of call: VarlinkCall, context: VarlinkCallContext) -> Result<VarlinkReply, VarlinkError> {
+        switch error {
+        case let error as VarlinkError:
             return .failure(error)
-        } catch {
+        default:
             // The error's text may quote a secret: log only its type.
             logger.error("Handler failed", metadata: [
                 "method": .string(call.method), "uid": "\(context.peer.uid)", "pid": "\(context.peer.pid)",

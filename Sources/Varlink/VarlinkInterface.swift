@@ -38,6 +38,15 @@ public protocol VarlinkInterface: Sendable {
     /// block in them (long synchronous I/O, sleeping, waiting on a semaphore). Move such work to
     /// a thread of its own, or every connection stalls.
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply
+
+    /// The fast path: answers `call` on the connection's event loop, without a task, or returns nil
+    /// to have ``handle(_:context:)`` answer it as usual. Errors are replied as from `handle`.
+    ///
+    /// Answer here only what needs no waiting: a lock taken for microseconds and a read that takes
+    /// microseconds (a prepared SQLite point read, a secretbox open). Never a write and its fsync, a key
+    /// derivation, a keyring or network call, or a `more` call: every connection of this loop waits
+    /// while it runs. The default answers nothing here.
+    func handleOnLoop(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply?
 }
 
 /// Which parameters of an interface's calls are secrets, and what they become.
@@ -60,6 +69,7 @@ public struct VarlinkSecretParameters: Sendable {
 
 extension VarlinkInterface {
     public var secretParameters: VarlinkSecretParameters? { nil }
+    public func handleOnLoop(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply? { nil }
 }
 
 extension VarlinkInterface {

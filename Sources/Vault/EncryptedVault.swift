@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import VaultCore
 import VaultCrypto
 
@@ -17,16 +18,24 @@ import VaultCrypto
 /// the file, refuse rows or whole files put back from an older copy (docs/rollback.md).
 /// Passphrase derivation runs off the actor and off the cooperative thread pool, so a slow unlock
 /// does not hold up other callers.
-public actor EncryptedVault: TokenStore, LockableStore {
+public actor EncryptedVault: TokenStore, LockableStore, TokenStoreReadingNow {
     let storage: any SealedStorage
     let clock: any VaultClock
     let generationRecord: (any GenerationRecord)?
-    private var keys: ItemKeys?
+    /// The storage's synchronous reads, when it has them: the fast path (``retrieveNow(_:)``).
+    nonisolated let readsNow: (any SealedStorageReadingNow)?
+    /// What the fast path reads without the actor: the keys, the verified state and the newest
+    /// generation seen, copied here under a lock on every change of the three properties below.
+    nonisolated let published = Mutex(ReadView())
+    private var keys: ItemKeys? { didSet { publish() } }
     /// The vault id and the newest state generation this instance has seen: the state never goes back.
-    var seen: (vaultID: [UInt8], generation: UInt64)?
+    var seen: (vaultID: [UInt8], generation: UInt64)? { didSet { publish() } }
     /// The state last authenticated (with its map), so a read of an unchanged state skips the hash.
     /// Cleared by `lock()`: a state is only trusted under the keys that checked it.
-    var verified: (state: SealedVaultState, map: StateMap, digest: [UInt8])?
+    var verified: (state: SealedVaultState, map: StateMap, digest: [UInt8])? { didSet { publish() } }
+    /// Stores waiting for the group commit in progress (see ``store(_:for:options:)``).
+    var pendingStores: [PendingStore] = []
+    var groupCommitRunning = false
     /// State changes take turns: the actor is re-entrant across awaits, and two changes built on the
     /// same state would make one of them retry (``StateConflict`` is for other processes).
     private var writing = false
@@ -54,6 +63,7 @@ public actor EncryptedVault: TokenStore, LockableStore {
         self.storage = storage
         self.clock = clock
         self.generationRecord = generationRecord
+        self.readsNow = storage as? any SealedStorageReadingNow
         try Self.checkAgainstRecord(try await storage.readState(), generationRecord)
     }
 
@@ -72,7 +82,15 @@ public actor EncryptedVault: TokenStore, LockableStore {
         self.storage = storage
         self.clock = clock
         self.generationRecord = generationRecord
+        self.readsNow = storage as? any SealedStorageReadingNow
         self.keys = keys
+        published.withLock { $0.keys = keys }
+    }
+
+    /// Copies what the fast path needs into ``published`` (property observers do not run in `init`).
+    func publish() {
+        let view = ReadView(keys: keys, verified: verified.map { ($0.state, $0.map) }, seen: seen)
+        published.withLock { $0 = view }
     }
 
     /// Creates a new vault in empty `storage`, protected by `keySource`, and returns it unlocked.
@@ -171,31 +189,44 @@ public actor EncryptedVault: TokenStore, LockableStore {
 
     // MARK: TokenStore
 
+    /// Stores arriving while another store commits wait and are committed together, in one transaction
+    /// and one fsync (group commit); each returns only once its row is durable, and a failed commit
+    /// fails every store of its group. See ``EncryptedVault/commitGroups(keys:)``.
     public func store(_ secret: SecureBytes, for key: ItemKey, options: StoreOptions) async throws {
         let keys = try unlockedKeys()
         try validateSecret(secret)
-        let now = clock.now
-        let lookup = keys.lookup(for: key)
-        try await changeState(keys: keys, lookup: lookup) { map in
-            let existing = try await self.storage.record(for: lookup)
-            // A replacement keeps the creation date, unless the old record no longer opens, is not the
-            // one the state names, or expired.
-            var createdAt = now
-            if let existing, let entry = map[lookup], entry.revision == existing.revision,
-               let old = try? self.open(metadataOf: existing, keys: keys), !old.isExpired(at: now) {
-                createdAt = old.createdAt
+        let request = PendingStore(key: key, lookup: keys.lookup(for: key), secret: secret, options: options)
+        if groupCommitRunning {
+            let leads = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Bool, any Error>) in
+                request.continuation = continuation
+                pendingStores.append(request)
             }
-            // Never reuse a revision: above both the state's and the row's.
-            let revision = max(map[lookup]?.revision ?? 0, existing?.revision ?? 0) &+ 1
-            let metadata = ItemMetadata(key: key, label: options.label, attributes: options.attributes,
-                                        createdAt: createdAt, modifiedAt: now, expiresAt: options.expiresAt)
-            let record = SealedRecord(
-                lookup: lookup, revision: revision, expiresAt: options.expiresAt,
-                sealedMetadata: try RecordFormat.seal(try SealedMetadata(metadata).encoded(), keys: keys, lookup: lookup, revision: revision, part: .metadata),
-                sealedSecret: try RecordFormat.seal(secret, keys: keys, lookup: lookup, revision: revision, part: .secret))
-            return (StateMap.Entry(revision: revision, expiry: options.expiresAt),
-                    { newState, expected in try await self.storage.put(record, state: newState, expected: expected) })
+            guard leads else { return }  // committed in another caller's group
+        } else {
+            groupCommitRunning = true
+            pendingStores.append(request)
         }
+        try await commitGroups(keys: keys, leader: request)
+    }
+
+    /// Builds one store's record against the state map `map` (with `existing`, the row now stored).
+    func sealRecord(for request: PendingStore, existing: SealedRecord?, map: StateMap, keys: ItemKeys, at now: Date) throws -> SealedRecord {
+        // A replacement keeps the creation date, unless the old record no longer opens, is not the
+        // one the state names, or expired.
+        var createdAt = now
+        if let existing, let entry = map[request.lookup], entry.revision == existing.revision,
+           let old = try? open(metadataOf: existing, keys: keys), !old.isExpired(at: now) {
+            createdAt = old.createdAt
+        }
+        // Never reuse a revision: above both the state's and the row's.
+        let revision = max(map[request.lookup]?.revision ?? 0, existing?.revision ?? 0) &+ 1
+        let options = request.options
+        let metadata = ItemMetadata(key: request.key, label: options.label, attributes: options.attributes,
+                                    createdAt: createdAt, modifiedAt: now, expiresAt: options.expiresAt)
+        return SealedRecord(
+            lookup: request.lookup, revision: revision, expiresAt: options.expiresAt,
+            sealedMetadata: try RecordFormat.seal(try SealedMetadata(metadata).encoded(), keys: keys, lookup: request.lookup, revision: revision, part: .metadata),
+            sealedSecret: try RecordFormat.seal(request.secret, keys: keys, lookup: request.lookup, revision: revision, part: .secret))
     }
 
     public func retrieve(_ key: ItemKey) async throws -> RetrievedItem {
@@ -237,9 +268,13 @@ public actor EncryptedVault: TokenStore, LockableStore {
     }
 
     private func list(service: String?, keys: ItemKeys, map: StateMap, at now: Date) async throws -> [ItemMetadata] {
+        try listing(try await storage.listings(), service: service, keys: keys, map: map, at: now)
+    }
+
+    /// The live items among `records` (checked against `map`), in listing order.
+    nonisolated func listing(_ records: [SealedRecord], service: String?, keys: ItemKeys, map: StateMap, at now: Date) throws -> [ItemMetadata] {
         var result: [ItemMetadata] = []
         var damaged = 0
-        let records = try await storage.listings()
         // Rows the state names that are gone (and not expired) were deleted behind the vault's back.
         let present = Set(records.map(\.lookup))
         damaged += map.lookups.filter { !present.contains($0) && !(map[$0]!.isExpired(at: now)) }.count
@@ -272,7 +307,7 @@ public actor EncryptedVault: TokenStore, LockableStore {
         try await storage.deleteExpired(asOf: clock.now)
     }
 
-    func open(metadataOf record: SealedRecord, keys: ItemKeys) throws -> ItemMetadata {
+    nonisolated func open(metadataOf record: SealedRecord, keys: ItemKeys) throws -> ItemMetadata {
         let plaintext = try RecordFormat.open(record.sealedMetadata, keys: keys, lookup: record.lookup, revision: record.revision, part: .metadata)
         let metadata = try SealedMetadata.decode(plaintext)
         guard keys.lookup(for: metadata.key) == record.lookup, metadata.expiresAt == record.expiresAt else {

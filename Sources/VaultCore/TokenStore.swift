@@ -57,3 +57,11 @@ extension Array where Element == ItemMetadata {
         sorted { ($0.service, $0.account) < ($1.service, $1.account) }
     }
 }
+
+/// An optional ability of a ``TokenStore``: ``retrieveNow(_:)`` answers on the caller's thread in
+/// microseconds, without waiting, when it can (the embedded vault's fast path).
+public protocol TokenStoreReadingNow: TokenStore {
+    /// The item, or nil when only ``TokenStore/retrieve(_:)`` can answer (then call it). Throws as
+    /// `retrieve` does. Never waits on a lock held across I/O, never writes.
+    func retrieveNow(_ key: ItemKey) throws -> RetrievedItem?
+}

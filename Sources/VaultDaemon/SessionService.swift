@@ -64,6 +64,19 @@ final class SessionService: VarlinkInterface {
         }
     }
 
+    /// The fast path: AutoLogin of a login whose access token is still valid, answered on the
+    /// connection's event loop (``SessionManager/autoLoginNow(_:)``); everything else goes to `handle`.
+    /// The policy is checked (and the decision recorded) only once the answer is known, as in `handle`.
+    func handleOnLoop(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply? {
+        guard call.member == "AutoLogin",
+              let name = try? SessionInterface.LoginName(from: WireParameters(call)), let key = try? name.key(),
+              access.allows(context.peer, "session.autologin", service: key.service),
+              let result = sessions.autoLoginNow(key)
+        else { return nil }
+        _ = try authorized(name, context.peer, "session.autologin")
+        return .typed(SessionInterface.LoginOutcome(result))
+    }
+
     /// The call's login key, once the policy allows `operation` on its service.
     private func authorized(_ name: SessionInterface.LoginName, _ peer: PeerCredentials, _ operation: String) throws -> ItemKey {
         let key = try name.key()

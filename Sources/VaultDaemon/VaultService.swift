@@ -15,12 +15,14 @@ final class VaultService: VarlinkInterface {
     let name = VaultInterfaceDescription.name
     let interfaceDescription = VaultInterfaceDescription.text
 
-    private let vault: EncryptedVault
+    let vault: EncryptedVault
     /// Where item calls go: the vault itself, or the desktop keyring behind the vault's lock.
     private let items: any TokenStore
-    private let access: AccessControl
+    /// The items are the vault's own rows, so the fast path (`handleOnLoop`) may answer.
+    let itemsAreInVault: Bool
+    let access: AccessControl
     private let throttle: UnlockThrottle
-    private let activity: ActivityClock
+    let activity: ActivityClock
     private let settings: DaemonSettings
     private let logger: Logger
     private let onUnlock: @Sendable () -> Void
@@ -31,6 +33,7 @@ final class VaultService: VarlinkInterface {
          settings: DaemonSettings, keyFilePath: String, logger: Logger, onUnlock: @escaping @Sendable () -> Void = {}) {
         self.vault = vault
         self.items = items ?? vault
+        self.itemsAreInVault = items == nil || (items as? EncryptedVault) === vault
         self.access = access
         self.throttle = throttle
         self.activity = activity
@@ -44,7 +47,7 @@ final class VaultService: VarlinkInterface {
     var secretParameters: VarlinkSecretParameters? { .decoding(VaultInterface.callSecrets) }
 
     /// The key of an item call; sortedvault's own records (logins) are not items a client may touch.
-    private func clientKey(_ name: VaultInterface.ItemName) throws -> ItemKey {
+    func clientKey(_ name: VaultInterface.ItemName) throws -> ItemKey {
         let key = try name.key()
         if key.isReserved {
             throw VaultError.invalidArgument(

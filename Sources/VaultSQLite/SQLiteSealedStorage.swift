@@ -17,9 +17,12 @@ import Glibc
 /// (freed content is overwritten with zeros), and a TRUNCATE checkpoint after every delete or
 /// replacement, so no old ciphertext lingers in the database or its `-wal` file. The file is created
 /// with mode 0600; `quick_check` runs on every open. Reads run on the caller's thread (they take
-/// microseconds); writes run on the database queue.
+/// microseconds) on a read-only connection of their own, so a read never waits behind a write's fsync
+/// (WAL lets a reader see the last commit while a writer writes); writes run on the database queue.
 public final class SQLiteSealedStorage: SealedStorage {
     private let queue: DatabaseQueue
+    /// The read connection: read-only, statements prepared once (`cachedStatement`).
+    let reader: DatabaseQueue
     /// The database file's path.
     public let path: String
 
@@ -48,6 +51,10 @@ public final class SQLiteSealedStorage: SealedStorage {
                 }
             }
             try Self.migrator.migrate(queue)
+            var readConfig = Configuration()
+            readConfig.readonly = true
+            readConfig.busyMode = .timeout(5)
+            reader = try DatabaseQueue(path: path, configuration: readConfig)
         } catch let error as VaultError {
             throw error
         } catch {
@@ -67,6 +74,7 @@ public final class SQLiteSealedStorage: SealedStorage {
 
     /// Closes the database; later calls fail.
     public func close() throws {
+        try reader.close()
         try queue.close()
     }
 
@@ -211,14 +219,14 @@ public final class SQLiteSealedStorage: SealedStorage {
     }
 
     /// Inside a write transaction: replaces the state if its stored generation is still `expected`.
-    private static func replaceState(_ db: Database, _ state: SealedVaultState, expected: UInt64?) throws {
+    static func replaceState(_ db: Database, _ state: SealedVaultState, expected: UInt64?) throws {
         let current = try Int64.fetchOne(db, sql: "SELECT generation FROM vault_state WHERE id = 1").map { UInt64(bitPattern: $0) }
         guard current == expected else { throw StateConflict() }
         try db.execute(sql: "INSERT OR REPLACE INTO vault_state (id, vault_id, generation, count, tag) VALUES (1, ?, ?, ?, ?)",
                        arguments: [Data(state.vaultID), Int64(bitPattern: state.generation), Int64(bitPattern: state.count), Data(state.tag)])
     }
 
-    private static func setEntry(_ db: Database, lookup: [UInt8], revision: UInt64, expiresAt: Double?) throws {
+    static func setEntry(_ db: Database, lookup: [UInt8], revision: UInt64, expiresAt: Double?) throws {
         try db.execute(sql: "INSERT OR REPLACE INTO vault_entries (lookup, revision, expires_at) VALUES (?, ?, ?)",
                        arguments: [Data(lookup), Int64(bitPattern: revision), expiresAt])
     }
@@ -248,7 +256,7 @@ public final class SQLiteSealedStorage: SealedStorage {
 
     /// Copies every committed page into the database file and truncates the `-wal` to zero bytes, so
     /// ciphertext that `secure_delete` zeroed in the database does not survive in old WAL frames.
-    private func scrubLog(_ db: Database) throws {
+    func scrubLog(_ db: Database) throws {
         let result = try db.checkpoint(.truncate)
         guard result.walFrameCount == 0 || result.walFrameCount == result.checkpointedFrameCount else {
             throw VaultError.storageFailure("the write-ahead log could not be scrubbed because another process holds the database open; stop it and retry")
@@ -257,9 +265,9 @@ public final class SQLiteSealedStorage: SealedStorage {
 
     /// Reads synchronously on the caller's thread: a point query costs microseconds, far less than
     /// a hop to the database queue and back. Writes (which fsync) go through ``access(_:_:)``.
-    private func readNow<T>(_ what: String, _ body: (Database) throws -> T) throws -> T {
+    func readNow<T>(_ what: String, _ body: (Database) throws -> T) throws -> T {
         do {
-            return try queue.inDatabase(body)
+            return try reader.inDatabase(body)
         } catch let error as VaultError {
             throw error
         } catch {
@@ -268,7 +276,7 @@ public final class SQLiteSealedStorage: SealedStorage {
     }
 
     /// Runs `body` on the database queue without blocking the caller: for writes, which fsync.
-    private func access<T: Sendable>(_ what: String, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    func access<T: Sendable>(_ what: String, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
             return try await queue.writeWithoutTransaction(body)
         } catch let error as VaultError {
@@ -280,7 +288,7 @@ public final class SQLiteSealedStorage: SealedStorage {
         }
     }
 
-    private static func record(from row: Row, withSecret: Bool) throws -> SealedRecord {
+    static func record(from row: Row, withSecret: Bool) throws -> SealedRecord {
         let lookup: Data = row["lookup"]
         let revision: Int64 = row["revision"]
         let expires: Double? = row["expires_at"]

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import VaultCore
 import VaultCrypto
 
@@ -77,7 +78,9 @@ public actor SessionManager {
     var retries: [ItemKey: RetryState] = [:]
     var tracked: [ItemKey: Tracked] = [:]
     /// Refreshed sessions whose store write failed: written before anything else touches the login.
-    var uncommitted: [ItemKey: LoginSession] = [:]
+    var uncommitted: [ItemKey: LoginSession] = [:] { didSet { hasUncommitted.store(!uncommitted.isEmpty, ordering: .releasing) } }
+    /// Whether ``uncommitted`` holds anything, for the fast path (which then leaves the call to the actor).
+    nonisolated let hasUncommitted = Atomic<Bool>(false)
     /// Queued revocations by item account (id), with their hold-back.
     var queuedRevocations: [String: RetryState] = [:]
     var subscribers: [UInt64: AsyncStream<SessionEvent>.Continuation] = [:]

@@ -41,7 +41,18 @@ struct TestInterface: VarlinkInterface {
         method Typed(s: string, i: int, b: bool, o: ?object) -> ()
         method Fail() -> ()
         method NotImplemented() -> ()
+        method Now(tag: int) -> (tag: int, inTask: bool)
         """
+    }
+
+    /// `Now` with a tag ≥ 0 is answered here, on the event loop; a negative tag, and every other
+    /// method, goes to `handle`. `inTask` tells where it ran; a tag of -1000 or less throws here.
+    func handleOnLoop(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply? {
+        guard call.member == "Now" else { return nil }
+        let tag = try call.int("tag")
+        if tag <= -1000 { throw VarlinkError.methodNotImplemented(call.method) }
+        guard tag >= 0 else { return nil }
+        return ["tag": .int(tag), "inTask": .bool(withUnsafeCurrentTask { $0 != nil })]
     }
 
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
@@ -78,6 +89,8 @@ struct TestInterface: VarlinkInterface {
             throw Secret()
         case "NotImplemented":
             throw VarlinkError.methodNotImplemented(call.method)
+        case "Now":
+            return ["tag": .int(try call.int("tag")), "inTask": .bool(withUnsafeCurrentTask { $0 != nil })]
         default:
             throw VarlinkError.methodNotFound(call.method)
         }

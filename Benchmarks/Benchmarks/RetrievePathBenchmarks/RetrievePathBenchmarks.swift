@@ -7,7 +7,9 @@ import VaultSQLite
 
 /// The daemon's retrieve path without the socket: `EncryptedVault.retrieve` over `SQLiteSealedStorage`
 /// on a real file (WAL, as the daemon opens it), reading an item that exists. This is the actor hop,
-/// the lookup-key hash, GRDB's read, and the secretbox open of record and secret.
+/// the lookup-key hash, GRDB's read, and the secretbox open of record and secret; and the fast path
+/// the daemon answers on its event loop (`retrieveNow`: no actor hop, one prepared statement on the
+/// read connection).
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .instructions, .mallocCountTotal, .throughput],
@@ -20,6 +22,17 @@ let benchmarks: @Sendable () -> Void = {
             let fixture = RetrieveFixture.current!
             for _ in benchmark.scaledIterations {
                 blackHole(try! await fixture.vault.retrieve(fixture.key))
+            }
+        },
+        setup: { RetrieveFixture.current = try await RetrieveFixture.make() },
+        teardown: { RetrieveFixture.current?.remove(); RetrieveFixture.current = nil }
+    )
+    Benchmark(
+        "retrieveNow existing item (1 KiB secret), synchronous fast path",
+        closure: { benchmark in
+            let fixture = RetrieveFixture.current!
+            for _ in benchmark.scaledIterations {
+                blackHole(try! fixture.vault.retrieveNow(fixture.key)!)
             }
         },
         setup: { RetrieveFixture.current = try await RetrieveFixture.make() },

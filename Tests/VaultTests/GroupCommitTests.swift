@@ -1,0 +1,92 @@
+import Foundation
+import GRDB
+import Testing
+import Vault
+import VaultCore
+import VaultCrypto
+import VaultSQLite
+import VaultTesting
+
+/// Group commit on real SQLite files: stores arriving together share one transaction, each is
+/// acknowledged only once durable, and a failed transaction fails every store in it.
+@Suite struct GroupCommitTests {
+    static func generation(_ test: TestVault) throws -> Int64 {
+        try test.tamper { try Int64.fetchOne($0, sql: "SELECT generation FROM vault_state") ?? -1 }
+    }
+
+    @Test func concurrentStoresAreAllDurableAndTheStateVerifiesAfterAReopen() async throws {
+        let test = try await TestVault()
+        let vault = test.vault
+        let before = try Self.generation(test)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<64 {
+                group.addTask { try await vault.store(secure("secret \(index)"), service: "s", account: "a\(index)") }
+            }
+            try await group.waitForAll()
+        }
+        // Fewer state generations than stores: they were committed in groups.
+        let after = try Self.generation(test)
+        #expect(after - before < 64, "64 stores took \(after - before) transactions")
+        let (storage, reopened) = try await test.reopen()
+        defer { try? storage.close() }
+        try await reopened.unlock(.passphrase(secure(TestVault.passphrase)))  // checks the state's tag
+        for index in 0..<64 {
+            #expect(try await reopened.retrieve(service: "s", account: "a\(index)").secret.constantTimeEquals(Array("secret \(index)".utf8)))
+        }
+        #expect(try await reopened.list().count == 64)
+    }
+
+    @Test func concurrentStoresOfOneItemLeaveOneOfTheirValues() async throws {
+        let test = try await TestVault()
+        let vault = test.vault
+        try await vault.store(secure("first"), service: "s", account: "a")
+        let created = try await vault.retrieve(service: "s", account: "a").metadata.createdAt
+        test.clock.advance(by: 10)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<32 {
+                group.addTask { try await vault.store(secure("v\(index)"), service: "s", account: "a") }
+                group.addTask { try await vault.store(secure("other \(index)"), service: "s", account: "b\(index)") }
+            }
+            try await group.waitForAll()
+        }
+        let item = try await vault.retrieve(service: "s", account: "a")
+        #expect((0..<32).contains { item.secret.constantTimeEquals(Array("v\($0)".utf8)) })
+        #expect(item.metadata.createdAt == created)
+        #expect(try await vault.list().count == 33)
+        let (storage, reopened) = try await test.reopen()
+        defer { try? storage.close() }
+        try await reopened.unlock(.passphrase(secure(TestVault.passphrase)))
+        #expect(try await reopened.retrieve(service: "s", account: "a").secret.constantTimeEquals(item.secret.withUnsafeBytes { Array($0) }))
+    }
+
+    @Test func aStoreIsAcknowledgedExactlyWhenItIsDurable() async throws {
+        let test = try await TestVault()
+        let vault = test.vault
+        // Any transaction that writes a large secret fails, as a full disk would fail it.
+        try test.tamper { db in
+            try db.execute(sql: "CREATE TRIGGER poison BEFORE INSERT ON items WHEN length(NEW.secret) > 2000 BEGIN SELECT RAISE(ABORT, 'poisoned'); END")
+        }
+        let outcomes = await withTaskGroup(of: (Int, Bool).self) { group in
+            for index in 0..<48 {
+                group.addTask {
+                    let secret = index % 8 == 3 ? String(repeating: "x", count: 4000) : "small \(index)"
+                    do {
+                        try await vault.store(secure(secret), service: "s", account: "a\(index)")
+                        return (index, true)
+                    } catch {
+                        return (index, false)
+                    }
+                }
+            }
+            return await group.reduce(into: [Int: Bool]()) { $0[$1.0] = $1.1 }
+        }
+        for index in 0..<48 where index % 8 == 3 { #expect(outcomes[index] == false) }
+        let (storage, reopened) = try await test.reopen()
+        defer { try? storage.close() }
+        try await reopened.unlock(.passphrase(secure(TestVault.passphrase)))
+        for index in 0..<48 {
+            let stored = await vaultErrorCode { try await reopened.retrieve(service: "s", account: "a\(index)") } == nil
+            #expect(stored == outcomes[index], "store \(index): acknowledged \(outcomes[index]!), durable \(stored)")
+        }
+    }
+}
