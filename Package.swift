@@ -36,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -93,6 +94,7 @@ let package = Package(
                 "VaultSession", "VaultOAuthHTTP", "VaultOIDC",
                 "VaultSecretService",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .target(name: "VaultClient", dependencies: ["Varlink", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession"]),
