@@ -16,7 +16,7 @@ import Glibc
 #endif
 
 /// Everything a daemon holds between start-up and shutdown: the open vault and database, the
-/// socket directory's lock, the bound socket, and the services that run on them. ``open(_:logger:)``
+/// socket directory's lock, the socket once bound, and the services that run on them. ``open(_:logger:)``
 /// does every check that can fail before anything is served; ``close()`` undoes it after the
 /// services have stopped.
 struct DaemonParts: Sendable {
@@ -25,15 +25,15 @@ struct DaemonParts: Sendable {
     let socketDirectory: SocketDirectory
     let socketPath: String
     /// The socket file this daemon bound; nil for a socket systemd passed (systemd's to remove).
-    let socketIdentity: SocketIdentity?
+    let bound: BoundSocket
     /// The services in start order, the socket server last (it is stopped first).
     let services: [any Service]
     /// Watches the socket path, for a socket this daemon bound.
     let socketWatch: SocketWatch?
     let logger: Logger
 
-    /// Loads the policy, opens and (with a key file) unlocks the vault, locks the socket directory
-    /// and binds the socket; builds the services. Fails closed with an error that names the file.
+    /// Loads the policy, opens and (with a key file) unlocks the vault and locks the socket
+    /// directory; builds the services (the socket server binds when it runs). Fails closed with an error that names the file.
     static func open(_ configuration: DaemonConfiguration, logger: Logger) async throws -> DaemonParts {
         let paths = configuration.paths
         let uid = geteuid()
@@ -105,24 +105,8 @@ struct DaemonParts: Sendable {
             interfaces: [service, sessionService], configuration: serverConfiguration(settings, access: access, accessLog: accessLog, logger: logger),
             logger: logger)
 
-        // The identity of the socket file, to notice when the path stops leading here (SocketWatch).
-        let socketIdentity: SocketIdentity?
-        let listener: CInt
+        let bound = BoundSocket()
         let watchStart = configuration.clock.now
-        if let fd = configuration.inheritedListener {
-            listener = fd
-            socketIdentity = nil
-        } else {
-            do {
-                listener = try ListeningSocket.bind(paths.socket)
-            } catch {
-                try? storage.close()
-                socketDirectory.release()
-                throw error
-            }
-            socketIdentity = SocketIdentity.of(paths.socket)
-        }
-
         let announce: @Sendable () async -> Void = {
             let locked = await vault.isLocked
             logger.info("serving", metadata: [
@@ -137,21 +121,20 @@ struct DaemonParts: Sendable {
             services.append(AutoLock(vault: vault, activity: activity, minutes: settings.autoLockMinutes,
                                      sleeper: configuration.sleeper, logger: logger))
         }
-        services.append(SocketServer(server: server, listener: listener, socketPath: paths.socket, keyring: keyring,
-                                     announce: announce, logger: logger))
+        services.append(SocketServer(server: server, inheritedListener: configuration.inheritedListener, socketPath: paths.socket,
+                                     bound: bound, keyring: keyring, announce: announce, logger: logger))
         // A systemd socket is systemd's to manage; the watch covers a socket this daemon bound.
-        let watch = socketIdentity.map {
-            SocketWatch(path: paths.socket, identity: $0, interval: configuration.socketCheckInterval, start: watchStart,
-                        clock: configuration.clock, sleeper: configuration.sleeper, logger: logger)
-        }
+        let watch = configuration.inheritedListener != nil ? nil : SocketWatch(
+            path: paths.socket, bound: bound, interval: configuration.socketCheckInterval, start: watchStart,
+            clock: configuration.clock, sleeper: configuration.sleeper, logger: logger)
         return DaemonParts(vault: vault, storage: storage, socketDirectory: socketDirectory, socketPath: paths.socket,
-                           socketIdentity: socketIdentity, services: services, socketWatch: watch, logger: logger)
+                           bound: bound, services: services, socketWatch: watch, logger: logger)
     }
 
     /// After the services stopped: removes the socket (only while it is still this daemon's),
     /// zeroes the keys, closes the database and releases the socket directory.
     func close() async {
-        ListeningSocket.remove(socketPath, ifStill: socketIdentity)
+        ListeningSocket.remove(socketPath, ifStill: bound.current)
         await vault.lock()
         do {
             try storage.close()

@@ -11,7 +11,8 @@ import VaultCore
 /// group shuts down gracefully (this service's `successTerminationBehavior`).
 struct SocketWatch: Service {
     let path: String
-    let identity: SocketIdentity
+    /// The socket the server binds; the watch starts once it has.
+    let bound: BoundSocket
     let interval: Duration
     /// When the checks start counting: taken before the socket served anyone, so a test that
     /// advances the clock right after start-up is never missed.
@@ -21,12 +22,17 @@ struct SocketWatch: Service {
     let logger: Logger
 
     func run() async throws {
-        guard let reason = await cancelWhenGracefulShutdown({ [self] in await firstProblem() }) else { return }
+        let problem = await cancelWhenGracefulShutdown { [self] () async -> String? in
+            await bound.settled.next()
+            guard let identity = bound.current else { return nil }
+            return await firstProblem(identity: identity)
+        }
+        guard let reason = problem else { return }
         logger.warning("\(reason): no client can reach this daemon any more, so it stops")
     }
 
     /// Why `path` stopped being the socket `identity`; nil when cancelled first.
-    func firstProblem() async -> String? {
+    func firstProblem(identity: SocketIdentity) async -> String? {
         let step = TimeInterval(interval.components.seconds) + TimeInterval(interval.components.attoseconds) * 1e-18
         var next = start.addingTimeInterval(step)
         while !Task.isCancelled {
