@@ -121,6 +121,7 @@ struct DaemonParts: Sendable {
             services.append(AutoLock(vault: vault, activity: activity, minutes: settings.autoLockMinutes,
                                      sleeper: configuration.sleeper, logger: logger))
         }
+        services.append(MemoryTrim(activity: activity, sleeper: configuration.sleeper))
         services.append(SocketServer(server: server, inheritedListener: configuration.inheritedListener, socketPath: paths.socket,
                                      bound: bound, keyring: keyring, announce: announce, logger: logger))
         // A systemd socket is systemd's to manage; the watch covers a socket this daemon bound.

@@ -144,9 +144,25 @@ struct Bench {
         let list = Array(#"{"method":"org.sortedvault.vault.List","parameters":{}}"#.utf8) + [0]
         _ = try socket.roundTrip(list)
         let after = rss(pid)
-        print("daemon RSS: \(before / 1024) MiB before, \(after / 1024) MiB with \(count) items (after a full List)")
+        sleep(3)  // the daemon gives freed heap back after 2 s without requests (MemoryTrim)
+        let settled = rss(pid)
+        print("daemon RSS: \(before / 1024) MiB before, \(after / 1024) MiB with \(count) items (after a full List), \(settled / 1024) MiB 3 s later")
+        print("daemon RSS with \(count) items, as /proc/PID/smaps_rollup splits it: \(rollup(pid))")
         recordResult("rss.fresh", Double(before) / 1024)
         recordResult("rss.filled", Double(after) / 1024)
+        recordResult("rss.settled", Double(settled) / 1024)
+    }
+
+    /// Anonymous (heap, stacks: the daemon's own) against file-backed (code and data of the binary
+    /// and libraries, in the page cache, reclaimable and shared) resident memory, in MiB.
+    static func rollup(_ pid: Int32) -> String {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8) else { return "unreadable" }
+        func field(_ name: String) -> Int {
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return -1 }
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? -1
+        }
+        let rss = field("Rss"), anonymous = field("Anonymous")
+        return String(format: "%.1f MiB anonymous, %.1f MiB file-backed", Double(anonymous) / 1024, Double(rss - anonymous) / 1024)
     }
 
     /// VmRSS of `pid` in KiB.
