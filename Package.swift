@@ -172,6 +172,7 @@ let package = Package(
                 "VaultClient", "VaultDaemon", "VaultProtocol", "Varlink", "VaultCore", "VaultCrypto", "VaultTesting",
                 "VaultSession", "VaultOAuthHTTP", "Vault", "VaultSQLite", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]
         ),
         // Process and fixture helpers shared by the test targets that run real processes.

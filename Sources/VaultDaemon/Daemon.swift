@@ -59,11 +59,7 @@ public enum Daemon {
     public static func run(_ configuration: DaemonConfiguration, logger: Logger) async throws {
         try ProcessHardening.apply()
         let daemon = try await DaemonParts.open(configuration, logger: logger)
-        var services = daemon.services.map { service in
-            // The keyring unlock ends when it has unlocked (or given up); the others run until shutdown.
-            ServiceGroupConfiguration.ServiceConfiguration(
-                service: service, successTerminationBehavior: service is KeyringUnlock ? .ignore : .cancelGroup)
-        }
+        var services = daemon.services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }
         if let watch = daemon.socketWatch {
             services.insert(ServiceGroupConfiguration.ServiceConfiguration(
                 service: watch, successTerminationBehavior: .gracefullyShutdownGroup), at: services.count - 1)

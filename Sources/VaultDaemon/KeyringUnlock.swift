@@ -35,7 +35,13 @@ final class KeyringUnlock: Service, Sendable {
     }
 
     func run() async throws {
-        defer { settled.signal() }
+        await attempt()
+        settled.signal()
+        // A service that ends while the group shuts down makes the group fail: stay until then.
+        try? await gracefulShutdown()
+    }
+
+    private func attempt() async {
         let keyID = keyID
         do {
             let key = try await cancelWhenGracefulShutdown {
