@@ -26,7 +26,7 @@ func runClients(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
 func recordResult(_ key: String, _ value: Double) {
     guard let path = ProcessInfo.processInfo.environment["BENCH_RESULTS"],
           let handle = FileHandle(forWritingAtPath: path) ?? {
-              FileManager.default.createFile(atPath: path, contents: nil)
+              _ = FileManager.default.createFile(atPath: path, contents: nil)
               return FileHandle(forWritingAtPath: path)
           }() else { return }
     handle.seekToEndOfFile()
