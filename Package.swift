@@ -39,6 +39,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -108,6 +109,7 @@ let package = Package(
                 "VaultSession", "VaultOAuthHTTP", "VaultOIDC",
                 "VaultSecretService",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .target(name: "VaultClient", dependencies: ["Varlink", "VaultAPI", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession"]),
@@ -197,6 +199,7 @@ let package = Package(
                 "VaultClient", "VaultDaemon", "VaultProtocol", "VaultAPI", "Varlink", "VaultCore", "VaultCrypto", "VaultTesting",
                 "VaultSession", "VaultOAuthHTTP", "Vault", "VaultSQLite", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]
         ),
         // Process and fixture helpers shared by the test targets that run real processes.

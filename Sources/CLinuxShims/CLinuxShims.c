@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "CLinuxShims.h"
+#include <malloc.h>
 #include <spawn.h>
 #include <sys/prctl.h>
 
@@ -8,3 +9,5 @@ int sortedvault_set_nondumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0
 int sortedvault_get_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }
 
 short sortedvault_posix_spawn_setsid(void) { return POSIX_SPAWN_SETSID; }
+
+int sortedvault_malloc_trim(void) { return malloc_trim(0); }

@@ -2,10 +2,13 @@ import Foundation
 import Synchronization
 import VaultCore
 
-/// Remembers when the vault was last used, for auto-lock after N idle minutes.
+/// Remembers when the vault was last used, for auto-lock after N idle minutes, and wakes the
+/// ``MemoryTrim`` service when a request comes after a quiet spell.
 final class ActivityClock: Sendable {
     private let clock: any VaultClock
     private let last: Mutex<Date>
+    /// Signalled on every request (one slot: a burst is one signal).
+    let requests = WakeSignal()
 
     init(clock: any VaultClock) {
         self.clock = clock
@@ -15,6 +18,12 @@ final class ActivityClock: Sendable {
     func touch() {
         let now = clock.now
         last.withLock { $0 = now }
+        requests.signal()
+    }
+
+    /// Seconds since the last request (or since start).
+    func secondsSinceLastTouch() -> TimeInterval {
+        clock.now.timeIntervalSince(last.withLock { $0 })
     }
 
     /// Seconds until the vault should lock, or nil when auto-lock is off; ≤ 0 means lock now.

@@ -65,17 +65,3 @@ struct NonInteractiveUnlock: Sendable {
         }
     }
 }
-
-/// Resumes a continuation with the first result only.
-private final class FirstResult<Value: Sendable>: Sendable {
-    private let continuation = Mutex<CheckedContinuation<Value, any Error>?>(nil)
-
-    func set(_ continuation: CheckedContinuation<Value, any Error>) { self.continuation.withLock { $0 = continuation } }
-
-    func resume(with result: Result<Value, any Error>) {
-        continuation.withLock { continuation in
-            defer { continuation = nil }
-            return continuation
-        }?.resume(with: result)
-    }
-}

@@ -10,6 +10,10 @@ import Glibc
 ///   sortedvault-bench rpc VAULT_SOCKET AGENT_SOCKET [REQUESTS]
 ///   sortedvault-bench store VAULT_SOCKET [COUNT]
 ///   sortedvault-bench fill VAULT_SOCKET COUNT DAEMON_PID
+///   sortedvault-bench writers VAULT_SOCKET CLIENTS PER_CLIENT
+///
+/// With `BENCH_RESULTS=FILE` each mode also appends its figures to FILE as `key value` lines, for
+/// the summary of issue 11's targets that `scripts/bench` prints at the end.
 @main
 struct Bench {
     static func main() throws {
@@ -21,8 +25,10 @@ struct Bench {
             try durableStore(vault: arguments[1], count: arguments.count > 2 ? Int(arguments[2])! : 2_000)
         case "fill" where arguments.count == 4:
             try fill(vault: arguments[1], count: Int(arguments[2])!, pid: Int32(arguments[3])!)
+        case "writers" where arguments.count == 4:
+            try Writers.run(vault: arguments[1], clients: Int(arguments[2])!, perClient: Int(arguments[3])!)
         default:
-            FileHandle.standardError.write(Data("usage: sortedvault-bench rpc VAULT AGENT [N] | store VAULT [N] | fill VAULT N PID\n".utf8))
+            FileHandle.standardError.write(Data("usage: sortedvault-bench rpc VAULT AGENT [N] | store VAULT [N] | fill VAULT N PID | writers VAULT CLIENTS N\n".utf8))
             exit(64)
         }
     }
@@ -62,6 +68,9 @@ struct Bench {
                     let measurement = try measure(target, clients: clients, perClient: perClient, persistent: persistent)
                     results.append(measurement)
                     print("| \(persistent ? "persistent" : "connect per request") | \(clients) | \(target.name) | \(fmt(measurement.p50)) | \(fmt(measurement.p99)) | \(Int(measurement.throughput)) |")
+                    let key = "rpc.\(persistent ? "persistent" : "connect").\(clients).\(target.name.split(separator: " ").last!)"
+                    recordResult(key + ".p50", measurement.p50)
+                    recordResult(key + ".throughput", measurement.throughput)
                 }
                 let peer = results[results.count - 1]
                 for (target, result) in zip(targets, results).dropLast() {
@@ -87,7 +96,7 @@ struct Bench {
         let latencies = LatencyLog(capacity: clients * perClient)
         let errors = LatencyLog(capacity: 1)
         let start = DispatchTime.now().uptimeNanoseconds
-        DispatchQueue.concurrentPerform(iterations: clients) { _ in
+        runClients(clients) { _ in
             do {
                 var socket = persistent ? try BenchSocket(path: target.path, framing: target.framing) : nil
                 var local: [Double] = []
@@ -121,6 +130,7 @@ struct Bench {
         }
         latencies.sort()
         print("durable store (synchronous=FULL, acknowledged after fsync), \(count) new items: p50 \(fmt(latencies[count / 2])) µs, p99 \(fmt(latencies[count * 99 / 100])) µs")
+        recordResult("store.p50", latencies[count / 2])
     }
 
     static func fill(vault: String, count: Int, pid: Int32) throws {
@@ -133,7 +143,26 @@ struct Bench {
         }
         let list = Array(#"{"method":"org.sortedvault.vault.List","parameters":{}}"#.utf8) + [0]
         _ = try socket.roundTrip(list)
-        print("daemon RSS: \(before / 1024) MiB before, \(rss(pid) / 1024) MiB with \(count) items (after a full List)")
+        let after = rss(pid)
+        sleep(3)  // the daemon gives freed heap back after 2 s without requests (MemoryTrim)
+        let settled = rss(pid)
+        print("daemon RSS: \(before / 1024) MiB before, \(after / 1024) MiB with \(count) items (after a full List), \(settled / 1024) MiB 3 s later")
+        print("daemon RSS with \(count) items, as /proc/PID/smaps_rollup splits it: \(rollup(pid))")
+        recordResult("rss.fresh", Double(before) / 1024)
+        recordResult("rss.filled", Double(after) / 1024)
+        recordResult("rss.settled", Double(settled) / 1024)
+    }
+
+    /// Anonymous (heap, stacks: the daemon's own) against file-backed (code and data of the binary
+    /// and libraries, in the page cache, reclaimable and shared) resident memory, in MiB.
+    static func rollup(_ pid: Int32) -> String {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8) else { return "unreadable" }
+        func field(_ name: String) -> Int {
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return -1 }
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? -1
+        }
+        let rss = field("Rss"), anonymous = field("Anonymous")
+        return String(format: "%.1f MiB anonymous, %.1f MiB file-backed", Double(anonymous) / 1024, Double(rss - anonymous) / 1024)
     }
 
     /// VmRSS of `pid` in KiB.

@@ -30,6 +30,12 @@ final class BenchSocket {
 
     deinit { close(fd) }
 
+    /// Sends `request` and returns the reply as text (NUL framing only).
+    func roundTripReply(_ request: [UInt8]) throws -> String {
+        let count = try roundTrip(request)
+        return String(decoding: buffer[0..<max(count - 1, 0)], as: UTF8.self)
+    }
+
     /// Sends `request` and returns the size of the reply.
     func roundTrip(_ request: [UInt8]) throws -> Int {
         var offset = 0

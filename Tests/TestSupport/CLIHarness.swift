@@ -140,11 +140,11 @@ public final class CLIHarness: @unchecked Sendable {
         throw HarnessError("the daemon did not open its socket in \(Int(timeout)) s: \(daemonOutput())")
     }
 
-    /// Sends SIGTERM and waits; returns the exit status.
+    /// Sends `signal` (SIGTERM unless told) and waits; returns the exit status.
     @discardableResult
-    public func stopDaemon() -> Int32 {
+    public func stopDaemon(with signal: Int32 = SIGTERM) -> Int32 {
         guard let daemon else { return -1 }
-        daemon.signal(SIGTERM)
+        daemon.signal(signal)
         self.daemon = nil
         return daemon.wait()
     }

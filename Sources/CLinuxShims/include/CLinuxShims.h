@@ -13,4 +13,8 @@ int sortedvault_get_dumpable(void);
 /// process starts a new session, so it outlives the terminal of the command that started it.
 short sortedvault_posix_spawn_setsid(void);
 
+/// malloc_trim(0) (glibc's <malloc.h>, which Swift's Glibc module does not export): gives the free
+/// pages inside every malloc arena back to the kernel. Returns 1 when memory was released.
+int sortedvault_malloc_trim(void);
+
 #endif

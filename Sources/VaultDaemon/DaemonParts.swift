@@ -1,0 +1,168 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Varlink
+import Vault
+import VaultCore
+import VaultOAuthHTTP
+import VaultOIDC
+import VaultPolicy
+import VaultProtocol
+import VaultSQLite
+import VaultSession
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything a daemon holds between start-up and shutdown: the open vault and database, the
+/// socket directory's lock, the socket once bound, and the services that run on them. ``open(_:logger:)``
+/// does every check that can fail before anything is served; ``close()`` undoes it after the
+/// services have stopped.
+struct DaemonParts: Sendable {
+    let vault: EncryptedVault
+    let storage: SQLiteSealedStorage
+    let socketDirectory: SocketDirectory
+    let socketPath: String
+    /// The socket file this daemon bound; nil for a socket systemd passed (systemd's to remove).
+    let bound: BoundSocket
+    /// The services in start order, the socket server last (it is stopped first).
+    let services: [any Service]
+    /// Watches the socket path, for a socket this daemon bound.
+    let socketWatch: SocketWatch?
+    let logger: Logger
+
+    /// Loads the policy, opens and (with a key file) unlocks the vault and locks the socket
+    /// directory; builds the services (the socket server binds when it runs). Fails closed with an error that names the file.
+    static func open(_ configuration: DaemonConfiguration, logger: Logger) async throws -> DaemonParts {
+        let paths = configuration.paths
+        let uid = geteuid()
+        umask(0o077)  // everything the daemon creates is private to its user
+
+        let policy: Policy
+        let settings: DaemonSettings
+        do {
+            if let directory = paths.policyDirectory {
+                policy = try Policy.load(directory: directory, daemonUID: uid)
+                settings = try DaemonSettings.load(directory: directory, daemonUID: uid)
+            } else {
+                policy = Policy.builtInDefault(daemonUID: uid)
+                settings = DaemonSettings.builtInDefault
+            }
+        } catch let error as PolicyError {
+            throw DaemonError("refusing to start: \(error)")
+        }
+
+        guard FileManager.default.fileExists(atPath: paths.database) else {
+            throw DaemonError("no vault at \(paths.database): run `sortedvault init` first")
+        }
+        let socketDirectory = try SocketDirectory(socketPath: paths.socket, keepSocket: configuration.inheritedListener != nil)
+        let storage: SQLiteSealedStorage
+        let vault: EncryptedVault
+        do {
+            storage = try SQLiteSealedStorage(path: paths.database)
+            vault = try await EncryptedVault(storage: storage, clock: configuration.clock,
+                                           generationRecord: GenerationFile(path: paths.generationRecord))
+            if try await vault.keySourceKinds().contains("keyfile") {
+                do {
+                    try await vault.unlock(.keyFile(try KeyFile.load(from: paths.keyFile)))
+                } catch let error as VaultError {
+                    throw DaemonError("the vault is protected by a key file, but it did not unlock: \(error.reason)")
+                }
+            }
+        } catch {
+            socketDirectory.release()
+            throw error
+        }
+        KeyringBackends.checkItemKeyring(settings, logger: logger)
+
+        let accessLog = AccessLog.standard(path: paths.accessLog, maxBytes: configuration.accessLogMaxBytes,
+                                           clock: configuration.clock, logger: logger)
+        let access = AccessControl(policy: policy, logger: logger, accessLog: accessLog)
+        let activity = ActivityClock(clock: configuration.clock)
+        let sessions = SessionManager(
+            store: vault, transport: URLSessionTransport(), clock: configuration.clock,
+            configuration: SessionManager.Configuration(
+                minValid: TimeInterval(settings.sessionMinValidSeconds),
+                refreshAhead: TimeInterval(settings.sessionProactiveRefreshSeconds),
+                proactiveRefresh: settings.sessionProactiveRefreshSeconds > 0),
+            logger: logger)
+        await sessions.useOpenID(OIDCCacheVerifier(
+            cache: OIDCProviderCache(fetcher: URLSessionDocumentFetcher(), clock: configuration.clock)))
+        let workLoop = SessionWorkLoop(sessions: sessions, vault: vault, clock: configuration.clock,
+                                       sleeper: configuration.sleeper, logger: logger)
+        let keyring = await KeyringUnlock.ifConfigured(vault: vault, logger: logger, onUnlock: workLoop.vaultUnlocked)
+        let service = VaultService(
+            vault: vault, items: KeyringBackends.itemStore(for: settings, vault: vault, clock: configuration.clock),
+            access: access, throttle: UnlockThrottle(clock: configuration.clock),
+            activity: activity, settings: settings, keyFilePath: paths.keyFile, logger: logger,
+            onUnlock: workLoop.vaultUnlocked)
+        let sessionService = SessionService(sessions: sessions, access: access, activity: activity,
+                                            clock: configuration.clock, logger: logger)
+        let server = VarlinkServer(
+            info: VarlinkServiceInfo(vendor: "sortedvault", product: "sortedvault", version: SortedVaultVersion.current,
+                                     url: "https://github.com/sortedvault/sortedvault"),
+            interfaces: [service, sessionService], configuration: serverConfiguration(settings, access: access, accessLog: accessLog, logger: logger),
+            logger: logger)
+
+        let bound = BoundSocket()
+        let watchStart = configuration.clock.now
+        let announce: @Sendable () async -> Void = {
+            let locked = await vault.isLocked
+            logger.info("serving", metadata: [
+                "socket": "\(paths.socket)", "database": "\(paths.database)",
+                "locked": "\(locked)", "autoLockMinutes": "\(settings.autoLockMinutes)",
+                "backend": "\(settings.backend.rawValue)", "accessLog": "\(accessLog?.location ?? "none")",
+            ])
+        }
+        var services: [any Service] = keyring.map { [$0] } ?? []
+        services.append(workLoop)
+        if settings.autoLockMinutes > 0 {
+            services.append(AutoLock(vault: vault, activity: activity, minutes: settings.autoLockMinutes,
+                                     sleeper: configuration.sleeper, logger: logger))
+        }
+        services.append(MemoryTrim(activity: activity, sleeper: configuration.sleeper))
+        services.append(SocketServer(server: server, inheritedListener: configuration.inheritedListener, socketPath: paths.socket,
+                                     bound: bound, keyring: keyring, announce: announce, logger: logger))
+        // A systemd socket is systemd's to manage; the watch covers a socket this daemon bound.
+        let watch = configuration.inheritedListener != nil ? nil : SocketWatch(
+            path: paths.socket, bound: bound, interval: configuration.socketCheckInterval, start: watchStart,
+            clock: configuration.clock, sleeper: configuration.sleeper, logger: logger)
+        return DaemonParts(vault: vault, storage: storage, socketDirectory: socketDirectory, socketPath: paths.socket,
+                           bound: bound, services: services, socketWatch: watch, logger: logger)
+    }
+
+    /// After the services stopped: removes the socket (only while it is still this daemon's),
+    /// zeroes the keys, closes the database and releases the socket directory.
+    func close() async {
+        ListeningSocket.remove(socketPath, ifStill: bound.current)
+        await vault.lock()
+        do {
+            try storage.close()
+        } catch {
+            logger.warning("the database did not close cleanly: \(error)")
+        }
+        socketDirectory.release()
+        logger.info("stopped")
+    }
+
+    private static func serverConfiguration(_ settings: DaemonSettings, access: AccessControl, accessLog: AccessLog?,
+                                            logger: Logger) -> VarlinkServerConfiguration {
+        var configuration = VarlinkServerConfiguration()
+        configuration.idleTimeout = .seconds(settings.idleConnectionTimeoutSeconds)
+        configuration.maxConnectionsPerUID = settings.maxConnectionsPerUID
+        configuration.maxConnectionsPerProcess = settings.maxConnectionsPerProcess
+        configuration.maxConnectionsPerExecutable = settings.maxConnectionsPerExecutable
+        configuration.connectionsReservedForNewProcesses = settings.reservedConnectionsForNewProcesses
+        configuration.admit = { peer in
+            let admitted = access.admits(peer)
+            if !admitted {
+                accessLog?.recordRefusedConnection(peer)
+                logger.notice("connection refused: no policy rule admits this peer",
+                              metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)", "exe": "\(peer.executable ?? "?")"])
+            }
+            return admitted
+        }
+        return configuration
+    }
+}
