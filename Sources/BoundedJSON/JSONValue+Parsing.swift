@@ -248,20 +248,32 @@ struct JSONParser {
     }
 
     private mutating func parseHex4() throws(JSONParseError) -> UInt16 {
+        // Reads through a local index and a non-mutating helper: the mutating loop that called
+        // peek() and fail() crashed swift-frontend 6.3.1 at -O (SIL verifier, OwnershipModelEliminator).
+        let (value, end) = Self.hex4(bytes, from: position)
+        position = end
+        guard let value else { throw JSONParseError(end >= bytes.count ? .unexpectedEnd : .invalidEscape, at: end) }
+        return value
+    }
+
+    /// The value of four hex digits at `start`, or nil and the index of the first bad byte.
+    private static func hex4(_ bytes: UnsafeRawBufferPointer, from start: Int) -> (UInt16?, Int) {
         var value: UInt16 = 0
-        for _ in 0..<4 {
-            guard let byte = peek() else { throw fail(.unexpectedEnd) }
+        var index = start
+        while index < start + 4 {
+            guard index < bytes.count else { return (nil, index) }
+            let byte = bytes[index]
             let digit: UInt8
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
             case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
             case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: throw fail(.invalidEscape)
+            default: return (nil, index)
             }
             value = value << 4 | UInt16(digit)
-            position += 1
+            index += 1
         }
-        return value
+        return (value, index)
     }
 
     /// Validates one multi-byte UTF-8 sequence (no overlong forms, no surrogates, at most
