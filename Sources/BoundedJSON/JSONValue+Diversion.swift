@@ -7,6 +7,14 @@ struct JSONStringDiversion {
     /// The last component of every path: the quick test made for every object key.
     let leafNames: Set<String>
     let deliver: (String, UnsafeRawBufferPointer) -> Void
+    /// The object keys from the root to the value being parsed ("[]" for an array level).
+    var path: [String] = []
+    /// The paths already diverted, to refuse a second member of the same name.
+    var divertedPaths: Set<String> = []
+
+    func dottedPath(_ key: String) -> String {
+        path.isEmpty ? key : path.joined(separator: ".") + "." + key
+    }
 }
 
 extension JSONValue {
@@ -27,15 +35,18 @@ extension JSONValue {
     public static func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth, divertingStringsAt paths: Set<String>,
                              to deliver: (String, UnsafeRawBufferPointer) -> Void) throws(JSONParseError) -> JSONValue {
         let result = withoutActuallyEscaping(deliver) { deliver in
-            Result { () throws(JSONParseError) -> JSONValue in
-                var parser = JSONParser(bytes: bytes, maxDepth: min(max(0, maxDepth), hardMaxDepth))
-                parser.diversion = JSONStringDiversion(
-                    paths: paths, leafNames: Set(paths.map { String($0.split(separator: ".").last ?? "") }), deliver: deliver)
-                parser.skipWhitespace()
-                let value = try parser.parseValue(depth: 0)
-                parser.skipWhitespace()
-                guard parser.position == bytes.count else { throw JSONParseError(.trailingData, at: parser.position) }
-                return value
+            var state = JSONStringDiversion(
+                paths: paths, leafNames: Set(paths.map { String($0.split(separator: ".").last ?? "") }), deliver: deliver)
+            return withUnsafeMutablePointer(to: &state) { pointer in
+                Result { () throws(JSONParseError) -> JSONValue in
+                    var parser = JSONParser(bytes: bytes, maxDepth: min(max(0, maxDepth), hardMaxDepth))
+                    parser.diversion = pointer
+                    parser.skipWhitespace()
+                    let value = try parser.parseValue(depth: 0)
+                    parser.skipWhitespace()
+                    guard parser.position == bytes.count else { throw JSONParseError(.trailingData, at: parser.position) }
+                    return value
+                }
             }
         }
         return try result.get()
@@ -43,19 +54,18 @@ extension JSONValue {
 }
 
 extension JSONParser {
-    func dottedPath(_ key: String) -> String {
-        path.isEmpty ? key : path.joined(separator: ".") + "." + key
-    }
-
     /// If `key` (whose value starts at `position`) is a declared path holding a string, hands the
     /// raw string to the diversion and moves past it.
-    mutating func divertIfDeclared(_ key: String, keyOffset: Int, members: [String: JSONValue]) throws(JSONParseError) -> Bool {
-        guard let diversion, diversion.leafNames.contains(key), position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
+    mutating func divertIfDeclared(_ key: String, keyOffset: Int, members: [String: JSONValue],
+                                   _ diversion: UnsafeMutablePointer<JSONStringDiversion>) throws(JSONParseError) -> Bool {
+        guard diversion.pointee.leafNames.contains(key), position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
             return false
         }
-        let full = dottedPath(key)
-        guard diversion.paths.contains(full) else { return false }
-        guard members[key] == nil, divertedPaths.insert(full).inserted else { throw JSONParseError(.duplicateKey, at: keyOffset) }
+        let full = diversion.pointee.dottedPath(key)
+        guard diversion.pointee.paths.contains(full) else { return false }
+        guard members[key] == nil, diversion.pointee.divertedPaths.insert(full).inserted else {
+            throw JSONParseError(.duplicateKey, at: keyOffset)
+        }
         let start = position + 1
         var index = start
         while true {
@@ -65,7 +75,7 @@ extension JSONParser {
             if byte < 0x20 { throw JSONParseError(.controlCharacter, at: index) }
             index += byte == UInt8(ascii: "\\") ? 2 : 1
         }
-        diversion.deliver(full, UnsafeRawBufferPointer(rebasing: bytes[start..<index]))
+        diversion.pointee.deliver(full, UnsafeRawBufferPointer(rebasing: bytes[start..<index]))
         position = index + 1
         return true
     }

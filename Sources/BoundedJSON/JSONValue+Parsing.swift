@@ -41,12 +41,10 @@ struct JSONParser {
     let bytes: UnsafeRawBufferPointer
     let maxDepth: Int
     var position = 0
-    /// Set only by ``JSONValue/parse(_:maxDepth:diverting:)``: strings at these paths skip `String`.
-    var diversion: JSONStringDiversion?
-    /// The object keys from the root to the value being parsed, kept only while diverting.
-    var path: [String] = []
-    /// The paths already diverted, to refuse a second member of the same name.
-    var divertedPaths: Set<String> = []
+    /// Set only by ``JSONValue/parse(_:maxDepth:divertingStringsAt:to:)``, for the duration of that
+    /// call. A pointer rather than the state itself: the parser stays a struct of trivial fields (with
+    /// a non-trivial field, Swift 6.3.1's optimizer crashed on `parseHex4` in release builds).
+    var diversion: UnsafeMutablePointer<JSONStringDiversion>?
 
     init(bytes: UnsafeRawBufferPointer, maxDepth: Int) {
         self.bytes = bytes
@@ -96,8 +94,8 @@ struct JSONParser {
     private mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {
         guard depth <= maxDepth else { throw JSONParseError(.tooDeep, at: position) }
         // Elements share one path; no declared path runs through an array, so mark it.
-        if diversion != nil { path.append("[]") }
-        defer { if diversion != nil { path.removeLast() } }
+        diversion?.pointee.path.append("[]")
+        defer { diversion?.pointee.path.removeLast() }
         position += 1  // [
         var elements: [JSONValue] = []
         skipWhitespace()
@@ -135,14 +133,14 @@ struct JSONParser {
             guard peek() == UInt8(ascii: ":") else { throw fail(.unexpectedCharacter) }
             position += 1
             skipWhitespace()
-            if diversion != nil, try divertIfDeclared(key, keyOffset: keyOffset, members: members) {
+            if let diversion, try divertIfDeclared(key, keyOffset: keyOffset, members: members, diversion) {
                 // Diverted: handed over raw, left out of `members`.
             } else {
-                if diversion != nil { path.append(key) }
+                diversion?.pointee.path.append(key)
                 let value = try parseValue(depth: depth)
-                if diversion != nil { path.removeLast() }
-                    guard members.updateValue(value, forKey: key) == nil,
-                      diversion == nil || !divertedPaths.contains(dottedPath(key)) else {
+                diversion?.pointee.path.removeLast()
+                guard members.updateValue(value, forKey: key) == nil,
+                      diversion.map({ !$0.pointee.divertedPaths.contains($0.pointee.dottedPath(key)) }) ?? true else {
                     throw JSONParseError(.duplicateKey, at: keyOffset)
                 }
             }

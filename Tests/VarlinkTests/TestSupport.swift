@@ -42,7 +42,13 @@ struct TestInterface: VarlinkInterface {
         method Fail() -> ()
         method NotImplemented() -> ()
         method Now(tag: int) -> (tag: int, inTask: bool)
+        method Secret(secret: string) -> (secret: string, inParameters: bool)
         """
+    }
+
+    /// `secret` is diverted: the handler gets its raw bytes, never a `String`.
+    var secretParameters: VarlinkSecretParameters? {
+        VarlinkSecretParameters(paths: ["secret"]) { _, raw in [UInt8](raw) }
     }
 
     /// `Now` with a tag ≥ 0 is answered here, on the event loop; a negative tag, and every other
@@ -91,6 +97,12 @@ struct TestInterface: VarlinkInterface {
             throw VarlinkError.methodNotImplemented(call.method)
         case "Now":
             return ["tag": .int(try call.int("tag")), "inTask": .bool(withUnsafeCurrentTask { $0 != nil })]
+        case "Secret":
+            // Answers the secret reversed, as bytes the handler encoded itself (streamed for `more`).
+            let raw = call.secrets["secret"] as? [UInt8] ?? []
+            let reply = EncodedParameters(#"{"secret":"\#(String(decoding: raw.reversed(), as: UTF8.self))","inParameters":\#(call.parameters["secret"] != nil)}"#)
+            if call.more { try await context.reply(.encoded(reply)) }
+            return .encoded(reply)
         default:
             throw VarlinkError.methodNotFound(call.method)
         }
@@ -249,5 +261,14 @@ func io<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
             continuation.resume(returning: body())
         }
         thread.start()
+    }
+}
+
+/// A reply's `parameters` object as ready-made bytes.
+struct EncodedParameters: VarlinkEncodedParameters {
+    let bytes: [UInt8]
+    init(_ text: String) { bytes = Array(text.utf8) }
+    func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try bytes.withUnsafeBytes(body)
     }
 }
