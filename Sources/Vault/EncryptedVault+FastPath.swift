@@ -52,14 +52,20 @@ extension EncryptedVault {
         return RetrievedItem(metadata: metadata, secret: secret)
     }
 
+    /// The most rows ``listNow(service:)`` opens: a list of more (a secretbox open each) would hold
+    /// the caller's event loop for milliseconds, so it goes to the async path.
+    public static let maximumRowsListedNow = 256
+
     /// ``list(service:)`` without an actor hop, or nil when only the async path can answer (also when
-    /// a row has expired: the async path purges it first, which is a write).
+    /// a row has expired: the async path purges it first, which is a write; and for more than
+    /// ``maximumRowsListedNow`` rows).
     public nonisolated func listNow(service: String?) throws -> [ItemMetadata]? {
         let view = published.withLock { $0 }
         guard view.keys != nil else { throw VaultError.locked }
         guard let readsNow else { return nil }
         let now = clock.now
-        guard let (state, records) = try? readsNow.listNow(), let state, let (keys, map) = view.trusts(state),
+        guard let (state, records) = try? readsNow.listNow(), records.count <= Self.maximumRowsListedNow,
+              let state, let (keys, map) = view.trusts(state),
               !records.contains(where: { $0.expiresAt.map { now >= $0 } ?? false })
         else { return nil }
         return try? listing(records, service: service, keys: keys, map: map, at: now)

@@ -81,3 +81,14 @@ import VaultTesting
         }
     }
 }
+
+extension FastPathTests {
+    @Test func aLongListIsLeftToTheAsyncPath() async throws {
+        let test = try await TestVault()
+        for index in 0...EncryptedVault.maximumRowsListedNow {
+            try await test.vault.store(secure("s"), service: "s", account: "a\(index)")
+        }
+        #expect(try test.vault.listNow(service: nil) == nil)
+        #expect(try await test.vault.list().count == EncryptedVault.maximumRowsListedNow + 1)
+    }
+}
