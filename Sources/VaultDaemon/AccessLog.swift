@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 import Varlink
 import VaultCore
@@ -27,6 +28,8 @@ final class AccessLog: Sendable {
 
     let destination: Destination
     private let clock: any VaultClock
+    /// The last timestamp written and its second, so a line costs no date formatting.
+    private let lastStamp = Mutex<(seconds: Int, text: String)>((-1, ""))
 
     /// Where the lines go, for the daemon's start-up message.
     var location: String {
@@ -75,14 +78,36 @@ final class AccessLog: Sendable {
     }
 
     private func write(_ peer: PeerCredentials, operation: String, service: String?, allowed: Bool, why: String) {
-        var line = clock.now.formatted(.iso8601) + (allowed ? " allowed" : " denied")
-        line += " uid=\(peer.uid) gid=\(peer.gid) pid=\(peer.pid) exe=\((peer.executable ?? "?").debugDescription)"
-        line += " operation=\(operation.debugDescription)"
-        if let service { line += " service=\(service.debugDescription)" }
-        line += " decision=\(why.debugDescription)\n"
+        var line = timestamp() + (allowed ? " allowed" : " denied")
+        line += " uid=\(peer.uid) gid=\(peer.gid) pid=\(peer.pid) exe=" + Self.quoted(peer.executable ?? "?")
+        line += " operation=" + Self.quoted(operation)
+        if let service { line += " service=" + Self.quoted(service) }
+        line += " decision=" + Self.quoted(why) + "\n"
         switch destination {
         case .journal: FileHandle.standardError.write(Data(("sortedvault access: " + line).utf8))
         case .file(let file): file.append(line)
         }
+    }
+
+    /// The call's time in UTC, `2026-11-22T18:40:01Z` (what `Date.formatted(.iso8601)` writes),
+    /// formatted once per second: a line is written for every call, on the request path.
+    private func timestamp() -> String {
+        let seconds = Int(clock.now.timeIntervalSince1970.rounded(.down))
+        if let cached = lastStamp.withLock({ $0.seconds == seconds ? $0.text : nil }) { return cached }
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let text = "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+        lastStamp.withLock { $0 = (seconds, text) }
+        return text
+    }
+
+    /// `text` quoted as Swift's `debugDescription` quotes it: printable ASCII without `"` or `\`
+    /// is written as is between quotes, anything else goes through `debugDescription` (escapes).
+    static func quoted(_ text: String) -> String {
+        let plain = text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+        return plain ? "\"" + text + "\"" : text.debugDescription
     }
 }

@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+import Varlink
+import VaultPolicy
+import VaultTesting
+@testable import VaultDaemon
+
+/// The access log's line is written on every call, so it is formatted without `Date.formatted` and
+/// `debugDescription` on the request path; these tests hold it to the text those gave.
+@Suite struct AccessLogLineTests {
+    @Test(arguments: [
+        "com.example.api", "/usr/bin/curl", "", "a b", "quote\"d", "back\\slash", "tab\there", "new\nline",
+        "nul\u{0}", "del\u{7F}", "caf\u{E9}", "\u{212A}elvin", "emoji \u{1F511}",
+    ])
+    func aFieldIsQuotedAsDebugDescriptionQuotesIt(_ text: String) {
+        #expect(AccessLog.quoted(text) == text.debugDescription)
+    }
+
+    @Test func aLineStartsWithTheSecondInTheISO8601FormOfDateFormatted() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sv-log-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000.75))
+        let log = AccessLog(destination: .file(try RotatingLogFile(path: directory + "/access.log", maxBytes: 1 << 20)), clock: clock)
+        let peer = PeerCredentials(uid: 1000, gid: 1000, pid: 42, executable: "/usr/bin/curl")
+        var expected: [String] = []
+        for step in [0.0, 0.2, 1.0, 86_399.0, 3_000_000.0] {
+            clock.advance(by: step)
+            log.record(peer, operation: "retrieve", service: "com.example.api", decision: .defaultDeny)
+            expected.append(clock.now.formatted(.iso8601)
+                + " denied uid=1000 gid=1000 pid=42 exe=\"/usr/bin/curl\" operation=\"retrieve\" service=\"com.example.api\""
+                + " decision=\"denied: no rule matches (default deny)\"")
+        }
+        let lines = try String(contentsOfFile: directory + "/access.log", encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(lines == expected)
+    }
+}
