@@ -197,7 +197,7 @@ let package = Package(
             name: "DaemonTests",
             dependencies: [
                 "VaultClient", "VaultDaemon", "VaultProtocol", "VaultAPI", "Varlink", "VaultCore", "VaultCrypto", "VaultTesting",
-                "VaultSession", "VaultOAuthHTTP", "Vault", "VaultSQLite", "TestSupport",
+                "VaultSession", "VaultOAuthHTTP", "Vault", "VaultSQLite", "VaultPolicy", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]

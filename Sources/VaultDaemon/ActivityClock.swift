@@ -21,6 +21,9 @@ final class ActivityClock: Sendable {
         requests.signal()
     }
 
+    /// When the last request came (or the start).
+    var lastTouch: Date { last.withLock { $0 } }
+
     /// Seconds since the last request (or since start).
     func secondsSinceLastTouch() -> TimeInterval {
         clock.now.timeIntervalSince(last.withLock { $0 })

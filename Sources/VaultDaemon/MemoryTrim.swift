@@ -1,4 +1,5 @@
 import CLinuxShims
+import Foundation
 import ServiceLifecycle
 
 /// Gives the heap's free pages back to the kernel once the daemon has gone quiet after work.
@@ -18,14 +19,21 @@ struct MemoryTrim: Service {
 
     func run() async throws {
         await cancelWhenGracefulShutdown { [self] in
+            // The last request a trim already followed: a signal left from before that trim (it came
+            // while the service was waiting out the quiet time) is not a new burst.
+            var trimmedAfter: Date?
             while !Task.isCancelled {
                 await activity.requests.next()  // a request came: wait until `quiet` after the last one
+                if let trimmedAfter, activity.lastTouch <= trimmedAfter { continue }
+                // Sleep, not a wait on the signal: requests during the quiet time only move the last
+                // touch, checked on waking, so a busy daemon pays no task wake-up per request.
                 while !Task.isCancelled {
                     let remaining = Double(quiet.components.seconds) - activity.secondsSinceLastTouch()
                     if remaining <= 0 { break }
-                    await activity.requests.wait(for: .seconds(remaining), on: sleeper)
+                    try? await sleeper.sleep(for: .seconds(remaining))
                 }
                 guard !Task.isCancelled else { return }
+                trimmedAfter = activity.lastTouch
                 trim()
             }
         }
