@@ -49,7 +49,7 @@ let package = Package(
         ),
         .target(name: "VaultCrypto", dependencies: ["CSodium"]),
         .target(name: "VaultCore", dependencies: ["VaultCrypto"]),
-        .target(name: "Vault", dependencies: ["VaultCore", "VaultCrypto"]),
+        .target(name: "Vault", dependencies: ["VaultCore", "VaultCrypto", "BoundedJSON"]),
         .target(
             name: "VaultSQLite",
             dependencies: ["Vault", "VaultCore", .product(name: "GRDB", package: "GRDB.swift")]
