@@ -123,7 +123,7 @@ let package = Package(
         ),
         // The blocking varlink client of the lean CLI: one call per process over plain socket calls.
         // No Foundation, no SwiftNIO, no threads (docs/speed.md, "Lean CLI"): keep it that way.
-        .target(name: "VaultWireClient", dependencies: ["VaultAPI", "BoundedJSON", "VaultCrypto"]),
+        .target(name: "VaultWireClient", dependencies: ["VaultAPI", "BoundedJSON", "VaultCrypto", "CLinuxShims"]),
         // `sortedvault`, the lean front: retrieve, store, delete and session autologin by hand over
         // VaultWireClient; everything else is handed (execv, argv unchanged) to `sortedvault-cli`.
         .executableTarget(name: "sortedvault", dependencies: ["VaultWireClient", "VaultAPI", "VaultCrypto", "BoundedJSON", "CLinuxShims"]),
@@ -132,7 +132,7 @@ let package = Package(
         .executableTarget(
             name: "sortedvault-cli",
             dependencies: [
-                "SortedVaultCLI", "VaultClient", "VaultAPI", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
+                "SortedVaultCLI", "VaultClient", "VaultWireClient", "VaultAPI", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
                 "CredentialHelpers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

@@ -1,7 +1,7 @@
-import CLinuxShims
 import Foundation
 import VaultCore
 import VaultProtocol
+import VaultWireClient
 
 #if canImport(Glibc)
 import Glibc
@@ -28,20 +28,7 @@ public enum DaemonLauncher {
     /// so it outlives the command and holds no terminal.
     private static func spawnDaemon(arguments: [String]) throws {
         let executable = try DaemonExecutable.path()
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, sortedvault_posix_spawn_setsid())
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd: Int32 in [0, 1, 2] {
-            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
-        }
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid = pid_t()
-        let status = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        let status = DetachedProcess.spawn([executable] + arguments)
         guard status == 0 else {
             throw VaultError(.unavailable, "cannot start the daemon: \(String(cString: strerror(status)))")
         }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SortedVaultCLI
 import VaultClient
+import VaultWireClient
 import VaultCore
 import VaultCrypto
 
@@ -19,13 +20,11 @@ struct Status: AsyncParsableCommand {
                 encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
                 print(String(decoding: try encoder.encode(status), as: UTF8.self))
             } else {
-                print("vault: \(status.locked ? "locked" : "unlocked")")
-                print("items: \(status.items)\(status.logins == nil ? " (stored records; the vault is locked)" : "")")
-                if let logins = status.logins { print("logins: \(logins)") }
-                if let queued = status.queuedRevocations { print("queued revocations: \(queued)") }
-                print("key sources: \(status.keySources.joined(separator: ", "))")
-                print("auto-lock: \(status.autoLockMinutes == 0 ? "off" : "after \(status.autoLockMinutes) idle minutes")")
-                print("daemon: sortedvault \(status.version) at \(try global.paths().socket)")
+                let lines = StatusReport.lines(
+                    locked: status.locked, items: status.items, logins: status.logins, queuedRevocations: status.queuedRevocations,
+                    keySources: status.keySources, autoLockMinutes: status.autoLockMinutes, version: status.version,
+                    socket: try global.paths().socket)
+                for line in lines { print(line) }
             }
         }
     }

@@ -1,4 +1,3 @@
-import CLinuxShims
 import VaultWireClient
 
 #if canImport(Glibc)
@@ -19,7 +18,7 @@ enum DaemonStart {
         if let dataDir = command.dataDir { arguments += ["--data-dir", dataDir] }
         if let keyFile = command.keyFile { arguments += ["--key-file", keyFile] }
         if let policyDir = command.policyDir { arguments += ["--policy-dir", policyDir] }
-        guard spawnDetached(arguments) else { return nil }
+        guard DetachedProcess.spawn(arguments) == 0 else { return nil }
         // Wait up to 5 s for the socket; a daemon that fails to start says why in its own run.
         for _ in 0..<500 {
             if let connection = try? WireConnection(path: socket) { return connection }
@@ -37,23 +36,5 @@ enum DaemonStart {
         }
         guard let raw = getenv("HOME"), raw.pointee != 0 else { return nil }
         return String(cString: raw) + "/.local/share/sortedvault/vault.db"
-    }
-
-    /// posix_spawn in a new session with standard input and output on /dev/null; false on failure.
-    private static func spawnDetached(_ arguments: [String]) -> Bool {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, sortedvault_posix_spawn_setsid())
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd: Int32 in [0, 1, 2] {
-            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
-        }
-        let argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid = pid_t()
-        return posix_spawn(&pid, arguments[0], &actions, &attributes, argv, environ) == 0
     }
 }

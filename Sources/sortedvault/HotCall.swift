@@ -50,14 +50,11 @@ enum HotCall {
         case .status:
             let frame = try exchange(VarlinkWire.encodeCall(VaultInterface.Status.self, NoParameters()), over: connection, mayHandOver: true)
             let status = try WireReply.decode(VaultInterface.Status.self, frame, errors: WireFailure.vault)
-            // The lines of `sortedvault status`, word for word.
-            print("vault: \(status.locked ? "locked" : "unlocked")")
-            print("items: \(status.items)\(status.logins == nil ? " (stored records; the vault is locked)" : "")")
-            if let logins = status.logins { print("logins: \(logins)") }
-            if let queued = status.queuedRevocations { print("queued revocations: \(queued)") }
-            print("key sources: \(status.keySources.joined(separator: ", "))")
-            print("auto-lock: \(status.autoLockMinutes == 0 ? "off" : "after \(status.autoLockMinutes) idle minutes")")
-            print("daemon: sortedvault \(status.version) at \(connection.path)")
+            let lines = StatusReport.lines(
+                locked: status.locked, items: Int(status.items), logins: status.logins.map { Int($0) },
+                queuedRevocations: status.queuedRevocations.map { Int($0) }, keySources: status.keySources,
+                autoLockMinutes: Int(status.autoLockMinutes), version: status.version, socket: connection.path)
+            for line in lines { print(line) }
         }
     }
 
