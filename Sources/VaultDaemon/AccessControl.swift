@@ -15,7 +15,19 @@ struct AccessControl: Sendable {
     /// the policy allows the call.
     func require(_ peer: PeerCredentials, _ operation: String, service: String?,
                  interface: String = VaultInterfaceDescription.name) throws {
-        let decision = policy.decide(request(peer, operation, service))
+        try enforce(decide(peer, operation, service: service), peer, operation, service: service, interface: interface)
+    }
+
+    /// The policy's decision for the call, not yet recorded: a fast path decides once, reads, and
+    /// ``enforce(_:_:_:service:interface:)``s the same decision only when it answers.
+    func decide(_ peer: PeerCredentials, _ operation: String, service: String?) -> Decision {
+        policy.decide(request(peer, operation, service))
+    }
+
+    /// Records `decision` (access log, and the daemon's log) and throws `PermissionDenied` of
+    /// `interface` when it denies.
+    func enforce(_ decision: Decision, _ peer: PeerCredentials, _ operation: String, service: String?,
+                 interface: String = VaultInterfaceDescription.name) throws {
         accessLog?.record(peer, operation: operation, service: service, decision: decision)
         // Allowed calls are logged at debug level: build the line only when someone will see it.
         guard !decision.allowed || logger.logLevel <= .debug else { return }
@@ -36,7 +48,7 @@ struct AccessControl: Sendable {
 
     /// Whether the policy allows the call, without logging (for filtering list results).
     func allows(_ peer: PeerCredentials, _ operation: String, service: String?) -> Bool {
-        policy.decide(request(peer, operation, service)).allowed
+        decide(peer, operation, service: service).allowed
     }
 
     /// Whether any rule could ever allow this peer anything; strangers are refused at accept.

@@ -3,6 +3,7 @@ import Logging
 import Varlink
 import VaultAPI
 import VaultCore
+import VaultPolicy
 import VaultProtocol
 import VaultSession
 
@@ -69,11 +70,12 @@ final class SessionService: VarlinkInterface {
     /// The policy is checked (and the decision recorded) only once the answer is known, as in `handle`.
     func handleOnLoop(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply? {
         guard call.member == "AutoLogin",
-              let name = try? SessionInterface.LoginName(from: WireParameters(call)), let key = try? name.key(),
-              access.allows(context.peer, "session.autologin", service: key.service),
-              let result = sessions.autoLoginNow(key)
+              let name = try? SessionInterface.LoginName(from: WireParameters(call)), let key = try? name.key()
         else { return nil }
-        _ = try authorized(name, context.peer, "session.autologin")
+        let decision = access.decide(context.peer, "session.autologin", service: key.service)
+        guard decision.allowed, let result = sessions.autoLoginNow(key) else { return nil }
+        try access.enforce(decision, context.peer, "session.autologin", service: key.service, interface: self.name)
+        activity.touch()
         return .typed(SessionInterface.LoginOutcome(result))
     }
 

@@ -1,6 +1,7 @@
 import Varlink
 import VaultAPI
 import VaultCore
+import VaultPolicy
 import VaultProtocol
 
 /// The fast path of `org.sortedvault.vault`: Retrieve and List answered on the connection's event
@@ -34,14 +35,16 @@ extension VaultService {
         }
     }
 
-    /// Runs `read` when the policy allows the call, then records the decision as ``AccessControl/require(_:_:service:interface:)``
-    /// does — once: when `read` cannot answer (nil), nothing is recorded here and the async path
-    /// records it. A denied call also goes there, to be refused and logged.
+    /// Runs `read` when the policy allows the call, then records that one decision as
+    /// ``AccessControl/require(_:_:service:interface:)`` does: when `read` cannot answer (nil),
+    /// nothing is recorded here and the async path records it. A denied call also goes there, to be
+    /// refused and logged.
     private func onLoop<T>(_ peer: PeerCredentials, _ operation: String, service: String?, _ read: () throws -> T?) throws -> T? {
-        guard access.allows(peer, operation, service: service) else { return nil }
+        let decision = access.decide(peer, operation, service: service)
+        guard decision.allowed else { return nil }
         let result = Result { try read() }
         if case .success(nil) = result { return nil }
-        try access.require(peer, operation, service: service)
+        try access.enforce(decision, peer, operation, service: service)
         activity.touch()
         return try result.get()
     }
