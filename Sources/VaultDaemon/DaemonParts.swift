@@ -22,6 +22,7 @@ import Glibc
 struct DaemonParts: Sendable {
     let vault: EncryptedVault
     let storage: SQLiteSealedStorage
+    let generationRecord: BackgroundGenerationRecord
     let socketDirectory: SocketDirectory
     let socketPath: String
     /// The socket file this daemon bound; nil for a socket systemd passed (systemd's to remove).
@@ -59,10 +60,12 @@ struct DaemonParts: Sendable {
         let socketDirectory = try SocketDirectory(socketPath: paths.socket, keepSocket: configuration.inheritedListener != nil)
         let storage: SQLiteSealedStorage
         let vault: EncryptedVault
+        // Written after each acknowledged change, off the caller's thread (the event loop): a store
+        // waits for its commit, not for the record's fsyncs. Flushed in close().
+        let generationRecord = BackgroundGenerationRecord(GenerationFile(path: paths.generationRecord))
         do {
             storage = try SQLiteSealedStorage(path: paths.database)
-            vault = try await EncryptedVault(storage: storage, clock: configuration.clock,
-                                           generationRecord: GenerationFile(path: paths.generationRecord))
+            vault = try await EncryptedVault(storage: storage, clock: configuration.clock, generationRecord: generationRecord)
             if try await vault.keySourceKinds().contains("keyfile") {
                 do {
                     try await vault.unlock(.keyFile(try KeyFile.load(from: paths.keyFile)))
@@ -128,15 +131,18 @@ struct DaemonParts: Sendable {
         let watch = configuration.inheritedListener != nil ? nil : SocketWatch(
             path: paths.socket, bound: bound, interval: configuration.socketCheckInterval, start: watchStart,
             clock: configuration.clock, sleeper: configuration.sleeper, logger: logger)
-        return DaemonParts(vault: vault, storage: storage, socketDirectory: socketDirectory, socketPath: paths.socket,
+        return DaemonParts(vault: vault, storage: storage, generationRecord: generationRecord,
+                           socketDirectory: socketDirectory, socketPath: paths.socket,
                            bound: bound, services: services, socketWatch: watch, logger: logger)
     }
 
     /// After the services stopped: removes the socket (only while it is still this daemon's),
-    /// zeroes the keys, closes the database and releases the socket directory.
+    /// zeroes the keys, writes the newest generation record, closes the database and releases the
+    /// socket directory.
     func close() async {
         ListeningSocket.remove(socketPath, ifStill: bound.current)
         await vault.lock()
+        generationRecord.flush()
         do {
             try storage.close()
         } catch {
