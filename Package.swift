@@ -52,7 +52,9 @@ let package = Package(
         .target(name: "Vault", dependencies: ["VaultCore", "VaultCrypto", "BoundedJSON"]),
         .target(
             name: "VaultSQLite",
-            dependencies: ["Vault", "VaultCore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Vault", "VaultCore", .product(name: "GRDB", package: "GRDB.swift"),
+                           // SQLite's C API, for the fast path's one prepared read (ItemPointReader).
+                           .product(name: "GRDBSQLite", package: "GRDB.swift")]
         ),
         .target(name: "VaultTesting", dependencies: ["VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON"]),
         .target(name: "BoundedJSON"),

@@ -6,18 +6,10 @@ import VaultCore
 /// The fast path's reads (one prepared statement on the read connection) and group commit (several
 /// rows, one state change, one transaction, one fsync).
 extension SQLiteSealedStorage: SealedStorageReadingNow, SealedStorageGroupWrites {
-    /// One statement, so one snapshot: the state row joined with the item row (absent when no item).
+    /// One statement, so one snapshot: the state row joined with the item row (absent when no item),
+    /// read on the ``ItemPointReader``'s connection.
     public func readNow(lookup: [UInt8]) throws -> (state: SealedVaultState?, record: SealedRecord?) {
-        try readNow("read an item") { db in
-            let statement = try db.cachedStatement(sql: """
-                SELECT s.vault_id, s.generation, s.count, s.tag, i.lookup, i.revision, i.expires_at, i.metadata, i.secret
-                FROM vault_state s LEFT JOIN items i ON i.lookup = ? WHERE s.id = 1
-                """)
-            guard let row = try Row.fetchOne(statement, arguments: [Data(lookup)]) else { return (nil, nil) }
-            let state = Self.state(from: row)
-            guard !row.hasNull(atIndex: 4) else { return (state, nil) }
-            return (state, try Self.record(from: row, withSecret: true))
-        }
+        try pointReader.read(lookup: lookup)
     }
 
     public func listNow() throws -> (state: SealedVaultState?, records: [SealedRecord]) {

@@ -23,6 +23,8 @@ public final class SQLiteSealedStorage: SealedStorage {
     private let queue: DatabaseQueue
     /// The read connection: read-only, statements prepared once (`cachedStatement`).
     let reader: DatabaseQueue
+    /// The fast path's item read, on a read-only connection of its own without GRDB.
+    let pointReader: ItemPointReader
     /// The database file's path.
     public let path: String
 
@@ -55,6 +57,7 @@ public final class SQLiteSealedStorage: SealedStorage {
             readConfig.readonly = true
             readConfig.busyMode = .timeout(5)
             reader = try DatabaseQueue(path: path, configuration: readConfig)
+            pointReader = try ItemPointReader(path: path)
         } catch let error as VaultError {
             throw error
         } catch {
@@ -74,6 +77,7 @@ public final class SQLiteSealedStorage: SealedStorage {
 
     /// Closes the database; later calls fail.
     public func close() throws {
+        pointReader.close()
         try reader.close()
         try queue.close()
     }
@@ -304,17 +308,22 @@ public final class SQLiteSealedStorage: SealedStorage {
     /// of descriptions by default).
     static func storageError(_ error: Error, doing what: String) -> VaultError {
         if let db = error as? DatabaseError {
-            let hint: String
-            switch db.resultCode {
-            case .SQLITE_FULL: hint = "the disk is full; free some space and retry"
-            case .SQLITE_BUSY, .SQLITE_LOCKED: hint = "another process holds the vault database; stop it and retry"
-            case .SQLITE_CORRUPT, .SQLITE_NOTADB: hint = "the database file is damaged; restore it from a backup"
-            case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN: hint = "check the permissions of the vault directory"
-            default: hint = "SQLite error \(db.resultCode.rawValue)"
-            }
-            return VaultError.storageFailure("could not \(what): \(hint)")
+            return storageError(resultCode: db.resultCode.rawValue, doing: what)
         }
         return VaultError.storageFailure("could not \(what): \(error)")
+    }
+
+    /// What a SQLite result code (primary or extended) means to the user, and what to do.
+    static func storageError(resultCode code: Int32, doing what: String) -> VaultError {
+        let hint: String
+        switch ResultCode(rawValue: code & 0xFF) {
+        case .SQLITE_FULL: hint = "the disk is full; free some space and retry"
+        case .SQLITE_BUSY, .SQLITE_LOCKED: hint = "another process holds the vault database; stop it and retry"
+        case .SQLITE_CORRUPT, .SQLITE_NOTADB: hint = "the database file is damaged; restore it from a backup"
+        case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN: hint = "check the permissions of the vault directory"
+        default: hint = "SQLite error \(code)"
+        }
+        return VaultError.storageFailure("could not \(what): \(hint)")
     }
 
     /// Creates the database file with mode 0600 before SQLite does (SQLite would use 0644 less the
