@@ -71,6 +71,13 @@ extension EncryptedVault {
         return try? listing(records, service: service, keys: keys, map: map, at: now)
     }
 
+    /// ``keySourceKinds()`` without an actor hop, or nil when the storage has no synchronous reads.
+    public nonisolated func keySourceKindsNow() throws -> [String]? {
+        guard let readsNow else { return nil }
+        guard let bytes = try readsNow.readHeaderNow() else { throw Self.missingHeader }
+        return try VaultHeader.decode(bytes).slots.map(\.kind.rawValue)
+    }
+
     /// Whether the vault is locked, without an actor hop.
     public nonisolated var isLockedNow: Bool {
         published.withLock { $0.keys == nil }

@@ -175,10 +175,10 @@ public actor EncryptedVault: TokenStore, LockableStore, TokenStoreReadingNow {
         try await storage.count()
     }
 
+    static let missingHeader = VaultError(.notInitialized, "the vault header is missing; the file was replaced or damaged")
+
     private func currentHeader() async throws -> (bytes: [UInt8], decoded: VaultHeader) {
-        guard let bytes = try await storage.readHeader() else {
-            throw VaultError(.notInitialized, "the vault header is missing; the file was replaced or damaged")
-        }
+        guard let bytes = try await storage.readHeader() else { throw Self.missingHeader }
         return (bytes, try VaultHeader.decode(bytes))
     }
 

@@ -19,6 +19,8 @@ public protocol SealedStorageReadingNow: SealedStorage {
     func readNow(lookup: [UInt8]) throws -> (state: SealedVaultState?, record: SealedRecord?)
     /// The vault state and every record without its secret (as ``SealedStorage/listings()``), from one snapshot.
     func listNow() throws -> (state: SealedVaultState?, records: [SealedRecord])
+    /// The vault header (as ``SealedStorage/readHeader()``).
+    func readHeaderNow() throws -> [UInt8]?
 }
 
 /// Group commit: several records written with one state change, in one transaction and one fsync.

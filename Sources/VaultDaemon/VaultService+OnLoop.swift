@@ -4,7 +4,7 @@ import VaultCore
 import VaultPolicy
 import VaultProtocol
 
-/// The fast path of `org.sortedvault.vault`: Retrieve and List answered on the connection's event
+/// The fast path of `org.sortedvault.vault`: Retrieve, List and Status answered on the connection's event
 /// loop from the vault's lock-protected read view and one prepared SQLite read (``EncryptedVault/retrieveNow(_:)``),
 /// when the vault itself holds the items (not the desktop keyring). Anything it cannot answer at once
 /// goes to ``VaultService/handle(_:context:)`` as before.
@@ -25,6 +25,15 @@ extension VaultService {
                 guard let items = try onLoop(peer, "list", service: service, { try vault.listNow(service: service) }) else { return nil }
                 let visible = items.filter { !$0.key.isReserved && access.allows(peer, "list", service: $0.service) }
                 return .typed(VaultInterface.List.Reply(items: visible.map(VaultInterface.Item.init)))
+            case "Status":
+                // Unlocked only: while locked the count comes from the async path. Status is not
+                // activity (it does not hold off the auto-lock), as on the async path.
+                guard let reply = try onLoop(peer, "status", service: nil, touch: false, { () -> VaultInterface.Status.Reply? in
+                    guard !vault.isLockedNow, let kinds = try? vault.keySourceKindsNow(),
+                          let own = try? vault.listNow(service: nil) else { return nil }
+                    return statusReply(peer: peer, locked: false, keySources: kinds, own: own, rowsWhileLocked: 0)
+                }) else { return nil }
+                return .typed(reply)
             default:
                 return nil
             }
@@ -39,13 +48,14 @@ extension VaultService {
     /// ``AccessControl/require(_:_:service:interface:)`` does: when `read` cannot answer (nil),
     /// nothing is recorded here and the async path records it. A denied call also goes there, to be
     /// refused and logged.
-    private func onLoop<T>(_ peer: PeerCredentials, _ operation: String, service: String?, _ read: () throws -> T?) throws -> T? {
+    private func onLoop<T>(_ peer: PeerCredentials, _ operation: String, service: String?, touch: Bool = true,
+                           _ read: () throws -> T?) throws -> T? {
         let decision = access.decide(peer, operation, service: service)
         guard decision.allowed else { return nil }
         let result = Result { try read() }
         if case .success(nil) = result { return nil }
         try access.enforce(decision, peer, operation, service: service)
-        activity.touch()
+        if touch { activity.touch() }
         return try result.get()
     }
 }

@@ -120,32 +120,33 @@ final class VaultService: VarlinkInterface {
 
     private func status(peer: PeerCredentials) async throws -> VarlinkReply {
         try access.require(peer, "status", service: nil)
-        var reply = VaultInterface.Status.Reply(
-            locked: await vault.isLocked, keySources: try await vault.keySourceKinds(), items: 0,
-            version: SortedVaultVersion.current, autoLockMinutes: Int64(settings.autoLockMinutes))
-        if let counts = try await recordCounts(peer: peer) {
-            reply.items = Int64(counts.items)
-            reply.logins = Int64(counts.logins)
-            reply.queuedRevocations = Int64(counts.queuedRevocations)
-        } else {
-            reply.items = Int64(try await vault.itemCount())
-        }
-        return .typed(reply)
-    }
-
-    /// What `List` would show this caller from the vault file, and sortedvault's own records apart;
-    /// nil while locked (sealed names cannot be told apart).
-    private func recordCounts(peer: PeerCredentials) async throws -> (items: Int, logins: Int, queuedRevocations: Int)? {
-        let own: [ItemMetadata]
+        let locked = await vault.isLocked
+        let keySources = try await vault.keySourceKinds()
+        let own: [ItemMetadata]?
         do {
             own = try await vault.list(service: nil)
         } catch let error as VaultError where error.code == .locked {
-            return nil
+            own = nil
         }
-        // Items in the desktop keyring (backend = "secret-service") are not counted: the keyring may hang.
-        return (own.filter { !$0.key.isReserved && access.allows(peer, "list", service: $0.service) }.count,
-                own.filter { $0.service.hasPrefix(SessionItems.sessionPrefix) }.count,
-                own.filter { $0.service == SessionItems.revocationService }.count)
+        let rows = own == nil ? try await vault.itemCount() : 0
+        return .typed(statusReply(peer: peer, locked: locked, keySources: keySources, own: own, rowsWhileLocked: rows))
+    }
+
+    /// The Status reply. With the vault's own items (`own`), the items `List` would show this caller
+    /// and sortedvault's own records apart; while locked (nil: sealed names cannot be told apart),
+    /// the row count. Items in the desktop keyring (backend = "secret-service") are not counted: the
+    /// keyring may hang.
+    func statusReply(peer: PeerCredentials, locked: Bool, keySources: [String], own: [ItemMetadata]?,
+                     rowsWhileLocked: Int) -> VaultInterface.Status.Reply {
+        var reply = VaultInterface.Status.Reply(
+            locked: locked, keySources: keySources, items: Int64(rowsWhileLocked),
+            version: SortedVaultVersion.current, autoLockMinutes: Int64(settings.autoLockMinutes))
+        if let own {
+            reply.items = Int64(own.filter { !$0.key.isReserved && access.allows(peer, "list", service: $0.service) }.count)
+            reply.logins = Int64(own.filter { $0.service.hasPrefix(SessionItems.sessionPrefix) }.count)
+            reply.queuedRevocations = Int64(own.filter { $0.service == SessionItems.revocationService }.count)
+        }
+        return reply
     }
 
     /// With a passphrase: one throttled attempt of this peer. Without: the vault's key file or

@@ -126,6 +126,10 @@ public final class SQLiteSealedStorage: SealedStorage {
     // MARK: SealedStorage
 
     public func readHeader() async throws -> [UInt8]? {
+        try readHeaderNow()
+    }
+
+    public func readHeaderNow() throws -> [UInt8]? {
         try readNow("read the vault header") { db in
             try Data.fetchOne(db.cachedStatement(sql: "SELECT body FROM vault_header WHERE id = 1")).map { Array($0) }
         }

@@ -46,6 +46,36 @@ extension DaemonSuite {
             #expect(try await client.retrieve(service: "write", account: "bob").secret.constantTimeEquals(Array("new".utf8)))
         }
 
+        /// Retrieve, List and Status of an unlocked vault are answered on the event loop, without a
+        /// task: the daemon's debug log names every call it hands to a task ("Call"), and names none
+        /// of them. While locked, Status goes to a task (the locked count is the async path's), which
+        /// shows the log does name task calls.
+        @Test func retrieveListAndStatusOfAnUnlockedVaultAreAnsweredWithoutATask() async throws {
+            let cli = try CLIHarness(autostart: false)
+            try cli.initPassphraseVault("pw")
+            try cli.startDaemon(extraArguments: ["--log-level", "debug"])
+            defer { cli.stopDaemon() }
+            let client = VaultClient(socketPath: cli.socket, timeout: .seconds(30))
+            let statusInTask = { cli.daemonOutput().split(separator: "\n").filter { $0.contains("org.sortedvault.vault.Status") && $0.contains("Call") }.count }
+
+            #expect(try await client.status().locked)
+            #expect(statusInTask() == 1, "a locked Status was not handed to a task: \(cli.daemonOutput())")
+            try await client.unlock(passphrase: SecureBytes(copying: Array("pw".utf8)))
+            try await client.store(SecureBytes(copying: Array("token".utf8)), service: "s", account: "ada")
+            for _ in 0..<3 {
+                let status = try await client.status()
+                #expect(!status.locked && status.items == 1)
+                #expect(try await client.retrieve(service: "s", account: "ada").secret.constantTimeEquals(Array("token".utf8)))
+                #expect(try await client.list(service: "s").map(\.account) == ["ada"])
+            }
+            let output = cli.daemonOutput()
+            #expect(statusInTask() == 1, "an unlocked Status was handed to a task: \(output)")
+            for method in ["Retrieve", "List"] {
+                #expect(!output.split(separator: "\n").contains { $0.contains("org.sortedvault.vault.\(method)") && $0.contains("Call") },
+                        "\(method) was handed to a task: \(output)")
+            }
+        }
+
         /// kill -9 while 16 clients store at once (so stores commit in groups): every acknowledged
         /// store survives and opens, and the vault-wide state verifies at the next start.
         @Test func everyAcknowledgedConcurrentStoreSurvivesKill9s() async throws {
