@@ -91,9 +91,11 @@ final class ItemPointReader: @unchecked Sendable {
         }
     }
 
+    /// A blob column's bytes, copied (the pointer is valid until the next step or reset). The pointer
+    /// is asked for before the size, in the order SQLite's documentation gives.
     private static func blob(_ statement: OpaquePointer, _ column: Int32) -> [UInt8] {
+        guard let bytes = sqlite3_column_blob(statement, column) else { return [] }
         let count = Int(sqlite3_column_bytes(statement, column))
-        guard count > 0, let bytes = sqlite3_column_blob(statement, column) else { return [] }
         return Array(UnsafeRawBufferPointer(start: bytes, count: count))
     }
 
