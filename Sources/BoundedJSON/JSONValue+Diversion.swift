@@ -3,9 +3,10 @@
 /// into secure memory, without a heap copy that nobody wipes.
 struct JSONStringDiversion {
     /// Dotted paths from the root, e.g. `parameters.secret`; no path runs through an array.
-    let paths: Set<String>
+    var paths: Set<String> { declared.paths }
     /// The last component of every path: the quick test made for every object key.
-    let leafNames: Set<String>
+    var leafNames: Set<String> { declared.leafNames }
+    let declared: JSONDivertedPaths
     let deliver: (String, UnsafeRawBufferPointer) -> Void
     /// The object keys from the root to the value being parsed ("[]" for an array level).
     var path: [String] = []
@@ -14,6 +15,21 @@ struct JSONStringDiversion {
 
     func dottedPath(_ key: String) -> String {
         path.isEmpty ? key : path.joined(separator: ".") + "." + key
+    }
+}
+
+/// The paths ``JSONValue/parse(_:maxDepth:divertingStringsAt:to:)`` diverts, prepared once: a
+/// server that parses every frame against the same paths keeps one of these rather than building
+/// the sets again for each frame.
+public struct JSONDivertedPaths: Sendable {
+    /// Dotted paths from the root, e.g. `parameters.secret`; no path runs through an array.
+    public let paths: Set<String>
+    /// The last component of every path.
+    let leafNames: Set<String>
+
+    public init(_ paths: Set<String>) {
+        self.paths = paths
+        leafNames = Set(paths.map { String($0.split(separator: ".").last ?? "") })
     }
 }
 
@@ -34,9 +50,14 @@ extension JSONValue {
     /// twice in one document is a duplicate key. Paths never match inside an array.
     public static func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth, divertingStringsAt paths: Set<String>,
                              to deliver: (String, UnsafeRawBufferPointer) -> Void) throws(JSONParseError) -> JSONValue {
+        try parse(bytes, maxDepth: maxDepth, diverting: JSONDivertedPaths(paths), to: deliver)
+    }
+
+    /// ``parse(_:maxDepth:divertingStringsAt:to:)`` with the paths prepared once (``JSONDivertedPaths``).
+    public static func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth, diverting paths: JSONDivertedPaths,
+                             to deliver: (String, UnsafeRawBufferPointer) -> Void) throws(JSONParseError) -> JSONValue {
         let result = withoutActuallyEscaping(deliver) { deliver in
-            var state = JSONStringDiversion(
-                paths: paths, leafNames: Set(paths.map { String($0.split(separator: ".").last ?? "") }), deliver: deliver)
+            var state = JSONStringDiversion(declared: paths, deliver: deliver)
             return withUnsafeMutablePointer(to: &state) { pointer in
                 Result { () throws(JSONParseError) -> JSONValue in
                     var parser = JSONParser(bytes: bytes, maxDepth: min(max(0, maxDepth), hardMaxDepth))

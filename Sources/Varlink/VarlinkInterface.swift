@@ -60,11 +60,18 @@ public struct VarlinkSecretParameters: Sendable {
     /// Makes the handler's value from the raw bytes of the JSON string (between its quotes,
     /// escapes not resolved; valid only during the call), e.g. base64 decoded into secure memory.
     public let decode: @Sendable (_ path: String, _ raw: UnsafeRawBufferPointer) -> any Sendable
+    /// The same paths from the message's root (`parameters.…`), prepared once for the parser
+    /// instead of for every frame.
+    let messagePaths: JSONDivertedPaths
 
     public init(paths: Set<String>, decode: @escaping @Sendable (_ path: String, _ raw: UnsafeRawBufferPointer) -> any Sendable) {
         self.paths = paths
         self.decode = decode
+        messagePaths = JSONDivertedPaths(Set(paths.map { VarlinkSecretParameters.prefix + $0 }))
     }
+
+    /// Where the paths start in a message.
+    static let prefix = "parameters."
 }
 
 extension VarlinkInterface {

@@ -11,9 +11,8 @@
         var decoded: [String: any Sendable] = [:]
         let parsed: JSONValue?
         if let secrets, !secrets.paths.isEmpty {
-            let prefix = "parameters."
-            parsed = try? JSONValue.parse(frame, maxDepth: maxDepth, divertingStringsAt: Set(secrets.paths.map { prefix + $0 })) { path, raw in
-                let name = String(path.dropFirst(prefix.count))
+            parsed = try? JSONValue.parse(frame, maxDepth: maxDepth, diverting: secrets.messagePaths) { path, raw in
+                let name = String(path.dropFirst(VarlinkSecretParameters.prefix.count))
                 decoded[name] = secrets.decode(name, raw)
             }
         } else {
@@ -28,16 +27,20 @@
         case .object(let object)?: parameters = object
         default: return .failure(.invalidMessage)
         }
-        var flags: [Bool] = []
-        for key in ["oneway", "more", "upgrade"] {
-            switch message[key] {
-            case nil, .null?: flags.append(false)
-            case .bool(let flag)?: flags.append(flag)
-            default: return .failure(.invalidMessage)
-            }
+        guard let oneway = flag(message["oneway"]), let more = flag(message["more"]), let upgrade = flag(message["upgrade"]) else {
+            return .failure(.invalidMessage)
         }
-        return .success(VarlinkCall(method: method, parameters: parameters, secrets: decoded, oneway: flags[0], more: flags[1],
-                                    upgrade: flags[2]))
+        return .success(VarlinkCall(method: method, parameters: parameters, secrets: decoded, oneway: oneway, more: more,
+                                    upgrade: upgrade))
+    }
+
+    /// A call's flag: absent or null is false; anything but a boolean is nil (an invalid message).
+    private static func flag(_ value: JSONValue?) -> Bool? {
+        switch value {
+        case nil, .null?: false
+        case .bool(let flag)?: flag
+        default: nil
+        }
     }
 
     /// The bytes of a reply frame, NUL included.
