@@ -205,7 +205,8 @@ let package = Package(
             ]
         ),
         // Process and fixture helpers shared by the test targets that run real processes.
-        .target(name: "TestSupport", dependencies: ["VaultClient", "VaultSession", "VaultCrypto", "BoundedJSON", "VaultTesting"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["VaultClient", "VaultSession", "VaultCrypto", "BoundedJSON", "VaultTesting", "CLinuxShims"],
+                path: "Tests/TestSupport"),
         .testTarget(
             name: "SecretServiceTests",
             dependencies: ["VaultSecretService", "VaultClient", "VaultCore", "VaultCrypto", "VaultTesting", "CSecret", "TestSupport"]

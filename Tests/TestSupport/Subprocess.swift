@@ -1,3 +1,4 @@
+import CLinuxShims
 import Foundation
 
 #if canImport(Glibc)
@@ -18,6 +19,10 @@ public struct Subprocess: Sendable {
         posix_spawn_file_actions_adddup2(&actions, stdin, 0)
         posix_spawn_file_actions_adddup2(&actions, stdout, 1)
         posix_spawn_file_actions_adddup2(&actions, stderr, 2)
+        // Only 0, 1 and 2: a socket of an in-process test server (NIO accepts without CLOEXEC) or a
+        // pipe of a concurrent test, inherited by a long-lived child (a keyring, a daemon), stays
+        // open after its owner closes it, and the peer never sees the close.
+        _ = sortedvault_posix_spawn_closefrom(&actions, 3)
         // The test process's threads block some signals (libdispatch does); a child inherits that mask,
         // and SIGTERM would stay pending forever. Start every child with an empty mask and default handlers.
         var attributes = posix_spawnattr_t()
