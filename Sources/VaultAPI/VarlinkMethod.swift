@@ -55,6 +55,8 @@ public enum WireLimits {
     public static let passphraseBytes = 4096
     /// A provider's client secret or API key: 4096 bytes.
     public static let providerSecretBytes = 4096
-    /// An access token in a reply: 64 KiB (a large JWT is a few KiB).
+    /// An access token in a reply, or an ID token in a token response: 64 KiB (a large JWT is a few KiB).
     public static let tokenBytes = 64 * 1024
+    /// Any other token in a token response (access, refresh): 16 KiB (TokenResponse.maximumTokenBytes).
+    public static let responseTokenBytes = 16 * 1024
 }

@@ -90,7 +90,7 @@ public enum VarlinkWire {
         do {
             value = try JSONValue.parse(frame, maxDepth: maxDepth, divertingStringsAt: limits.messagePaths) { path, raw in
                 let name = String(path.dropFirst("parameters.".count))
-                secrets[name] = SecretField.decode(raw, maxBytes: limits.limits[name] ?? 0)
+                secrets[name] = limits.decode(name, raw)
             }
         } catch {
             throw WireReplyError("not a JSON message (\(error.reason.rawValue) at byte \(error.offset))")

@@ -140,6 +140,15 @@ public struct WireParameters: Sendable {
         return secret
     }
 
+    /// A secret carried as JSON text (``SecretLimits/text``), here already in secure memory.
+    public func optionalTextSecret(_ name: String) throws(WireParameterError) -> SecureBytes? {
+        switch secrets[prefix + name] {
+        case .bytes(let bytes)?: return bytes
+        case .invalid(let rule)?: throw invalid(name, rule)
+        case nil: return nil
+        }
+    }
+
     public func optionalSecret(_ name: String) throws(WireParameterError) -> SecureBytes? {
         switch secrets[prefix + name] {
         case .bytes(let bytes)?: return bytes

@@ -99,6 +99,14 @@ public struct WireWriter: ~Copyable {
         append(UInt8(ascii: "\""))
     }
 
+    /// A secret as the JSON string of its bytes (a provider's token inside its own JSON answer),
+    /// escaped straight from secure memory into this writer's memory. The reader takes it back with
+    /// ``SecretField/decodeText(_:maxBytes:)``.
+    public mutating func secretText(_ value: SecureBytes) {
+        beforeValue()
+        value.withUnsafeBytes { writeQuoted($0.assumingMemoryBound(to: UInt8.self)) }
+    }
+
     /// The NUL that ends a varlink frame.
     public mutating func nul() { append(0) }
 
@@ -136,19 +144,22 @@ public struct WireWriter: ~Copyable {
     }
 
     private mutating func writeString(_ value: String) {
-        append(UInt8(ascii: "\""))
         var value = value
-        value.withUTF8 { bytes in
-            var runStart = 0
-            for index in bytes.indices {
-                let byte = bytes[index]
-                guard byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 || byte == 0x7F else { continue }
-                append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
-                appendEscaped(byte)
-                runStart = index + 1
-            }
-            append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
+        value.withUTF8 { writeQuoted($0) }
+    }
+
+    /// `bytes` as a JSON string: quoted, with quote, backslash and control bytes escaped.
+    private mutating func writeQuoted(_ bytes: UnsafeBufferPointer<UInt8>) {
+        append(UInt8(ascii: "\""))
+        var runStart = 0
+        for index in bytes.indices {
+            let byte = bytes[index]
+            guard byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 || byte == 0x7F else { continue }
+            append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+            appendEscaped(byte)
+            runStart = index + 1
         }
+        append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         append(UInt8(ascii: "\""))
     }
 

@@ -50,6 +50,24 @@ public final class SessionClient: Sendable {
         return VarlinkWire.jsonObject(try await call(SessionInterface.Save.self, request).session)
     }
 
+    /// Stores the login from the JSON text of the provider's answer, as it sent it (what
+    /// `sortedvault session save` reads from standard input). Its tokens go from the text into secure
+    /// memory and onto the wire without ever being a `String`.
+    @discardableResult
+    public func save(tokenResponseJSON json: SecureBytes, provider: ProviderSettings, for key: ItemKey,
+                     maximumLifetime: Int? = nil) async throws -> [String: JSONValue] {
+        let request: SessionInterface.Save.Request
+        do {
+            request = try json.withUnsafeBytes { raw in
+                try SessionInterface.Save.Request(service: key.service, account: key.account, tokenResponseJSON: raw,
+                                                  provider: .init(provider), maxLifetimeSeconds: maximumLifetime.map { Int64($0) })
+            }
+        } catch let error as WireParameterError {
+            throw VaultError.invalidArgument("the token response cannot be sent: \(error.reason)")
+        }
+        return VarlinkWire.jsonObject(try await call(SessionInterface.Save.self, request).session)
+    }
+
     /// "Am I still logged in?"
     public func autoLogin(_ key: ItemKey) async throws -> AutoLoginResult {
         try AutoLoginResult(wire: try await call(SessionInterface.AutoLogin.self, .init(key)))

@@ -101,7 +101,7 @@ final class SessionService: VarlinkInterface {
     private func save(_ request: SessionInterface.Save.Request, peer: PeerCredentials) async throws -> VarlinkReply {
         let key = try authorized(.init(service: request.service, account: request.account), peer, "session.save")
         let settings = try ProviderSettings(wire: request.provider)
-        let response = try TokenResponse(object: request.tokenResponse, kind: settings.kind)
+        let response = try TokenResponse(object: request.tokenResponse, tokens: request.tokens, kind: settings.kind)
         let lifetime = request.maxLifetimeSeconds.map { TimeInterval($0) }
         let status = try await sessions.save(response, settings: settings, for: key, maximumLifetime: lifetime)
         logger.info("login saved", metadata: ["uid": "\(peer.uid)"])

@@ -8,10 +8,7 @@ extension WireBytes: VarlinkEncodedParameters {}
 extension VarlinkSecretParameters {
     /// Diverts `limits`' paths from every call frame and decodes each, bounded, into a ``SecretField``.
     public static func decoding(_ limits: SecretLimits) -> VarlinkSecretParameters {
-        let table = limits.limits
-        return VarlinkSecretParameters(paths: Set(table.keys)) { path, raw in
-            SecretField.decode(raw, maxBytes: table[path] ?? 0)
-        }
+        VarlinkSecretParameters(paths: Set(limits.limits.keys)) { path, raw in limits.decode(path, raw) }
     }
 }
 

@@ -16,19 +16,22 @@ extension TokenResponse {
             try self.init(json: bytes)
             return
         }
-        guard bytes.count <= Self.maximumBytes else {
-            throw VaultError.invalidArgument("the token response is \(bytes.count) bytes; the limit is \(Self.maximumBytes)")
+        let (object, tokens) = try Self.parse(json: bytes) { _ in
+            "the token response must be a JSON object; pass Firebase's answer unchanged"
         }
-        guard case .object(let object)? = try? JSONValue.parse(bytes, maxDepth: 8) else {
-            throw VaultError.invalidArgument("the token response must be a JSON object; pass Firebase's answer unchanged")
-        }
-        try self.init(object: object, kind: kind)
+        try self.init(object: object, tokens: tokens, kind: kind)
     }
 
     /// Reads a parsed answer of a provider of `kind` (see ``init(json:kind:)``).
     public init(object: [String: JSONValue], kind: ProviderKind) throws {
+        try self.init(object: object, tokens: [:], kind: kind)
+    }
+
+    /// Reads a parsed answer of a provider of `kind` whose token members were taken out into
+    /// secure memory (see ``init(object:tokens:)``).
+    public init(object: [String: JSONValue], tokens: [String: SecureBytes], kind: ProviderKind) throws {
         guard kind == .firebase else {
-            try self.init(object: object)
+            try self.init(object: object, tokens: tokens)
             return
         }
         // identitytoolkit's camelCase names first, then securetoken's.
@@ -37,14 +40,17 @@ extension TokenResponse {
             if let value = object[snake], !value.isNull { return (value, snake) }
             return nil
         }
-        guard let (idValue, idName) = field("idToken", "id_token"), let idText = idValue.stringValue else {
+        func token(_ camel: String, _ snake: String) throws -> SecureBytes? {
+            if let token = tokens[camel] { return token }
+            if object[camel].map({ !$0.isNull }) == true { return try Self.tokenMember(camel, object, tokens) }
+            return try tokens[snake] ?? Self.tokenMember(snake, object, tokens)
+        }
+        guard let idToken = try token("idToken", "id_token") else {
             throw VaultError.invalidArgument("the Firebase answer has no idToken (or id_token) string; pipe the answer of signInWithPassword or securetoken unchanged")
         }
-        let idToken = try Self.token(idText, field: idName, maxBytes: Self.maximumBytes)
-        var refresh: SecureBytes?
-        if let (value, name) = field("refreshToken", "refresh_token") {
-            guard let text = value.stringValue else { throw VaultError.invalidArgument("the Firebase answer's \(name) must be a string") }
-            refresh = try Self.token(text, field: name)
+        let refresh = try token("refreshToken", "refresh_token")
+        if refresh == nil, let (_, name) = field("refreshToken", "refresh_token") {
+            throw VaultError.invalidArgument("the Firebase answer's \(name) must be a string")
         }
         let expires = try field("expiresIn", "expires_in").flatMap { try Self.seconds($0.0, field: $0.1) }
         var user: String?

@@ -43,36 +43,39 @@ public struct TokenResponse: Sendable, CustomStringConvertible {
         self.userID = userID
     }
 
-    /// Parses the JSON text of a token response, bounded in size and depth.
+    /// The members of a token response that hold tokens, under every provider kind's names. Parsed
+    /// from the JSON text straight into secure memory: their text never becomes a `String`.
+    public static let tokenMembers: Set<String> = ["access_token", "refresh_token", "id_token", "idToken", "refreshToken"]
+
+    /// Parses the JSON text of a token response, bounded in size and depth; the tokens go from the
+    /// text into secure memory without a `String` in between.
     public init(json bytes: some Collection<UInt8>) throws {
-        guard bytes.count <= Self.maximumBytes else {
-            throw VaultError.invalidArgument("the token response is \(bytes.count) bytes; the limit is \(Self.maximumBytes)")
+        let (object, tokens) = try Self.parse(json: bytes) { reason in
+            "the token response is not valid JSON (\(reason)); pass the provider's JSON answer unchanged"
         }
-        let value: JSONValue
-        do {
-            value = try JSONValue.parse(bytes, maxDepth: 8)
-        } catch {
-            throw VaultError.invalidArgument("the token response is not valid JSON (\(error.reason)); pass the provider's JSON answer unchanged")
-        }
-        guard let object = value.objectValue else {
-            throw VaultError.invalidArgument("the token response must be a JSON object")
-        }
-        try self.init(object: object)
+        try self.init(object: object, tokens: tokens)
     }
 
     /// Reads the fields of a parsed token response object. Error text names fields, never values.
     public init(object: [String: JSONValue]) throws {
-        guard let access = object["access_token"]?.stringValue else {
+        try self.init(object: object, tokens: [:])
+    }
+
+    /// Reads a token response whose token members (``tokenMembers``) were taken out of `object`
+    /// into secure memory as `tokens`, by member name; a token member left in `object` as a string
+    /// is read from there.
+    public init(object: [String: JSONValue], tokens: [String: SecureBytes]) throws {
+        guard let access = try Self.tokenMember("access_token", object, tokens) else {
             throw VaultError.invalidArgument("the token response has no access_token string")
         }
-        accessToken = try Self.token(access, field: "access_token")
+        accessToken = access
         guard let type = object["token_type"]?.stringValue, !type.isEmpty, type.utf8.count <= 64,
               type.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             throw VaultError.invalidArgument("the token response needs a token_type such as \"Bearer\"")
         }
         tokenType = type
         expiresIn = try Self.seconds(object["expires_in"], field: "expires_in")
-        refreshToken = try object["refresh_token"].flatMap(\.stringValue).map { try Self.token($0, field: "refresh_token") }
+        refreshToken = try Self.tokenMember("refresh_token", object, tokens)
         refreshTokenExpiresIn = try Self.seconds(object["refresh_token_expires_in"], field: "refresh_token_expires_in")
         if let scope = object["scope"], !scope.isNull {
             guard let text = scope.stringValue, text.utf8.count <= 4096 else {
@@ -80,8 +83,58 @@ public struct TokenResponse: Sendable, CustomStringConvertible {
             }
             scopes = text.split(separator: " ").map(String.init)
         }
-        idToken = try object["id_token"].flatMap(\.stringValue).map { try Self.token($0, field: "id_token", maxBytes: Self.maximumBytes) }
+        idToken = try Self.tokenMember("id_token", object, tokens)
         userID = Self.userID(object, idToken: idToken)
+    }
+
+    /// Parses a token response object, bounded, diverting its ``tokenMembers`` into secure memory
+    /// (each checked as a token of its member's limit). `invalid` words the error for text that is
+    /// not a JSON document.
+    static func parse(json bytes: some Collection<UInt8>, invalid: (String) -> String) throws
+        -> (object: [String: JSONValue], tokens: [String: SecureBytes]) {
+        guard bytes.count <= Self.maximumBytes else {
+            throw VaultError.invalidArgument("the token response is \(bytes.count) bytes; the limit is \(Self.maximumBytes)")
+        }
+        if let parsed = try bytes.withContiguousStorageIfAvailable({ try parse(raw: UnsafeRawBufferPointer($0), invalid: invalid) }) {
+            return parsed
+        }
+        // Not contiguous: copied once, into secure memory.
+        return try SecureBytes(copying: bytes).withUnsafeBytes { try parse(raw: $0, invalid: invalid) }
+    }
+
+    private static func parse(raw: UnsafeRawBufferPointer, invalid: (String) -> String) throws
+        -> (object: [String: JSONValue], tokens: [String: SecureBytes]) {
+        var tokens: [String: Result<SecureBytes, VaultError>] = [:]
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(raw, maxDepth: 8, diverting: divertedMembers) { name, text in
+                tokens[name] = Result { () throws(VaultError) -> SecureBytes in
+                    try token(raw: text, field: name, maxBytes: byteLimit(of: name))
+                }
+            }
+        } catch {
+            throw VaultError.invalidArgument(invalid(error.reason.rawValue))
+        }
+        guard let object = value.objectValue else {
+            throw VaultError.invalidArgument("the token response must be a JSON object")
+        }
+        var checked: [String: SecureBytes] = [:]
+        for (name, result) in tokens.sorted(by: { $0.key < $1.key }) { checked[name] = try result.get() }
+        return (object, checked)
+    }
+
+    private static let divertedMembers = JSONDivertedPaths(tokenMembers)
+
+    /// The longest value `member` may hold: an ID token carries claims and may be long.
+    public static func byteLimit(of member: String) -> Int {
+        member == "id_token" || member == "idToken" ? maximumBytes : maximumTokenBytes
+    }
+
+    /// The token at `member`: from `tokens` when it was diverted, else a string member of `object`
+    /// (nil when absent, null or not a string).
+    static func tokenMember(_ member: String, _ object: [String: JSONValue], _ tokens: [String: SecureBytes]) throws -> SecureBytes? {
+        if let token = tokens[member] { return token }
+        return try object[member].flatMap(\.stringValue).map { try token($0, field: member, maxBytes: byteLimit(of: member)) }
     }
 
     public var description: String {
@@ -99,6 +152,25 @@ public struct TokenResponse: Sendable, CustomStringConvertible {
             throw VaultError.invalidArgument("the token response's \(field) holds characters a token may not contain")
         }
         return SecureBytes(copying: utf8)
+    }
+
+    /// A token from the raw text of a JSON string (between its quotes, escapes unresolved): the
+    /// escapes are resolved straight into secure memory, and the result checked as ``token(_:field:maxBytes:)`` does.
+    static func token(raw: UnsafeRawBufferPointer, field: String, maxBytes: Int = maximumTokenBytes) throws(VaultError) -> SecureBytes {
+        let count: Int
+        do {
+            count = try JSONValue.unescape(raw, into: nil)
+        } catch {
+            throw VaultError.invalidArgument("the token response's \(field) is not a valid JSON string (\(error.reason.rawValue))")
+        }
+        guard count > 0, count <= maxBytes else {
+            throw VaultError.invalidArgument("the token response's \(field) must be 1 to \(maxBytes) bytes")
+        }
+        let token = try? SecureBytes(count: count) { out in _ = try JSONValue.unescape(raw, into: out) }
+        guard let token, token.withUnsafeBytes({ $0.allSatisfy { $0 >= 0x20 && $0 < 0x7F } }) else {
+            throw VaultError.invalidArgument("the token response's \(field) holds characters a token may not contain")
+        }
+        return token
     }
 
     static func seconds(_ value: JSONValue?, field: String) throws -> TimeInterval? {

@@ -69,14 +69,9 @@ struct SessionSave: AsyncParsableCommand {
             let settings = try providerSettings()
             if settings.kind != .oidc { _ = try settings.resolved() }  // a clear error before anything is read
             let input = try SecretInput.readAll(fd: 0, limit: TokenResponse.maximumBytes, what: "the token response")
-            let object = try input.withUnsafeBytes { raw -> [String: JSONValue] in
-                guard case .object(let object)? = try? JSONValue.parse(raw, maxDepth: 8) else {
-                    throw VaultError.invalidArgument("standard input is not a JSON object: pipe the provider's answer unchanged")
-                }
-                return object
-            }
-            _ = try TokenResponse(object: object, kind: settings.kind)  // a clear error here, before the daemon sees it
-            let session = try await global.sessionClient().save(tokenResponse: object, provider: settings, for: key,
+            // The tokens go from standard input into secure memory and onto the wire, never a String.
+            _ = try input.withUnsafeBytes { try TokenResponse(json: $0, kind: settings.kind) }  // a clear error here, before the daemon sees it
+            let session = try await global.sessionClient().save(tokenResponseJSON: input, provider: settings, for: key,
                                                                  maximumLifetime: maxLifetime)
             let expires = session["accessTokenExpiresAt"]?.doubleValue.map { Date(timeIntervalSince1970: $0) }
             print("saved the \(settings.kind) login for \(key.service)/\(key.account); the token expires \(expires.map { "\($0)" } ?? "at an unknown time")")

@@ -33,7 +33,10 @@ enum AutoLoginOutcome {
 
     private static func write(_ token: SecureBytes) {
         StandardStreams.writeToStandardOutput(token)
-        if isatty(1) == 1 { StandardStreams.writeAll(1, UnsafeRawBufferPointer(start: [UInt8(0x0A)], count: 1)) }
+        if isatty(1) == 1 {
+            let newline: [UInt8] = [0x0A]
+            newline.withUnsafeBytes { StandardStreams.writeAll(1, $0) }
+        }
     }
 
     /// `ReauthReason.explanation`, by its wire name (an unknown name reads as noSession, as there).

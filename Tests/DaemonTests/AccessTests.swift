@@ -134,7 +134,7 @@ extension DaemonSuite {
         private func writePolicy(_ cli: CLIHarness, _ text: String) throws -> String {
             let directory = cli.root + "/policy"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            FileManager.default.createFile(atPath: directory + "/access.toml", contents: Data((text + "\n").utf8), attributes: [.posixPermissions: 0o600])
+            _ = FileManager.default.createFile(atPath: directory + "/access.toml", contents: Data((text + "\n").utf8), attributes: [.posixPermissions: 0o600])
             return directory
         }
     }

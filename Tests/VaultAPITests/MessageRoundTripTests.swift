@@ -73,6 +73,53 @@ import VaultCrypto
         #expect(continues)
     }
 
+    /// Save's tokens are the provider's own JSON strings on the wire (not base64, as apps and older
+    /// clients send them), and go from the frame into secure memory, out of the `JSONValue` object.
+    @Test func saveCarriesItsTokensAsJSONTextAndDecodesThemIntoSecureMemory() throws {
+        let token = SecureBytes(copying: Array(#"ey.J"\z/"#.utf8))
+        let request = SessionInterface.Save.Request(service: "s", account: "a", tokenResponse: ["token_type": "Bearer", "expires_in": 60],
+                                                    tokens: ["access_token": token, "refresh_token": SecureBytes(copying: [0x72])],
+                                                    provider: .init(kind: "oauth2", tokenEndpoint: "https://x/token", clientId: "c"))
+        let frame = VarlinkWire.encodeCall(SessionInterface.Save.self, request)
+        let message = try json(frame)
+        #expect(message["parameters"]?["tokenResponse"]?["access_token"] == .string(#"ey.J"\z/"#))
+        #expect(message["parameters"]?["tokenResponse"]?["refresh_token"] == .string("r"))
+        let decoded = try frame.withUnsafeBytes { raw in
+            try VarlinkWire.decodeCall(SessionInterface.Save.self, frame: UnsafeRawBufferPointer(rebasing: raw[..<(raw.count - 1)]))
+        }
+        #expect(decoded.tokens["access_token"] == token)
+        #expect(decoded.tokenResponse == ["token_type": "Bearer", "expires_in": 60])
+        #expect(decoded == request)
+    }
+
+    @Test func aSaveFromTheAnswersJSONTextKeepsItsTokensOutOfTheObject() throws {
+        let answer = #"{"access_token":"a\/b","token_type":"Bearer","refresh_token":null,"expires_in":60}"#
+        let request = try Array(answer.utf8).withUnsafeBytes { raw in
+            try SessionInterface.Save.Request(service: "s", account: "a", tokenResponseJSON: raw, provider: .init(kind: "oauth2"))
+        }
+        #expect(request.tokens == ["access_token": SecureBytes(copying: Array("a/b".utf8))])
+        #expect(request.tokenResponse == ["token_type": "Bearer", "refresh_token": .null, "expires_in": 60])
+    }
+
+    @Test(arguments: [#"{"access_token":"a\x"}"#, #"{"access_token":"a\ud800"}"#])
+    func aTokenThatIsNotAValidJSONStringIsAnInvalidParameterNamingIt(_ answer: String) {
+        #expect(throws: WireParameterError.self) {
+            try Array(answer.utf8).withUnsafeBytes { raw in
+                _ = try SessionInterface.Save.Request(service: "s", account: "a", tokenResponseJSON: raw, provider: .init(kind: "oauth2"))
+            }
+        }
+        let frame = Array(#"{"method":"org.sortedvault.session.Save","parameters":{"service":"s","account":"a","tokenResponse":\#(answer),"provider":{"kind":"oauth2"}}}"#.utf8)
+        do {
+            _ = try frame.withUnsafeBytes { try VarlinkWire.decodeCall(SessionInterface.Save.self, frame: $0) }
+            Issue.record("an invalid token string was accepted")
+        } catch let error as WireParameterError {
+            #expect(error.parameter == "tokenResponse.access_token")
+            #expect(!error.reason.contains("a\\"))
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
     @Test func everyOtherMessageRoundTrips() throws {
         try roundTrip(VaultInterface.Store.Request(service: "s", account: "a", secret: secret, label: "l", attributes: ["x": "y"], expires: 9.5))
         try roundTrip(VaultInterface.List.Reply(items: [.init(service: "s", account: "a", created: 1, modified: 2), .init(service: "t", account: "b", created: 3, modified: 4, expires: 5)]))

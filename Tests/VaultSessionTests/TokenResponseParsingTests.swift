@@ -86,6 +86,11 @@ import VaultCrypto
         "{",
         "",
         #"{"access_token":"a","token_type":"Bearer","scope":["read"]}"#,
+        #"{"access_token":"a\x","token_type":"Bearer"}"#,
+        #"{"access_token":"a\ud800","token_type":"Bearer"}"#,
+        #"{"access_token":"a\u00e9","token_type":"Bearer"}"#,
+        #"{"access_token":"a\u00","token_type":"Bearer"}"#,
+        #"{"access_token":"a","token_type":"Bearer","access_token":"b"}"#,
     ])
     func malformedResponsesAreInvalidArguments(_ json: String) {
         #expect(vaultError { _ = try parse(json) }?.code == .invalidArgument)
@@ -136,5 +141,39 @@ import VaultCrypto
             #expect(!shown.contains("REFRESH-MARKER"))
             #expect(!shown.contains("ID-MARKER"))
         }
+    }
+
+    /// A token never becomes a `String`: the parser hands its text over raw, it is unescaped straight
+    /// into secure memory, and the parsed object no longer holds it.
+    @Test func tokensGoFromTheTextIntoSecureMemoryAndNotIntoTheParsedObject() throws {
+        let json = #"{"access_token":"a.b","token_type":"Bearer","refresh_token":"r","id_token":"i","idToken":"x","refreshToken":"y","n":"o"}"#
+        let (object, tokens) = try TokenResponse.parse(json: Array(json.utf8)) { $0 }
+        #expect(Set(object.keys) == ["token_type", "n"])
+        #expect(Set(tokens.keys) == TokenResponse.tokenMembers)
+        #expect(text(tokens["access_token"]) == "a.b")
+        #expect(text(tokens["refreshToken"]) == "y")
+    }
+
+    @Test func aTokenMemberThatIsNotAStringStaysInTheObject() throws {
+        let (object, tokens) = try TokenResponse.parse(json: Array(#"{"access_token":"a","refresh_token":null,"id_token":7}"#.utf8)) { $0 }
+        #expect(object["refresh_token"] == .null)
+        #expect(object["id_token"] == .int(7))
+        #expect(Set(tokens.keys) == ["access_token"])
+    }
+
+    @Test func escapesInATokenAreResolvedIntoItsBytes() throws {
+        let response = try parse(#"{"access_token":"a\/b\u0041\"c\\d","token_type":"Bearer","refresh_token":"\u0072"}"#)
+        #expect(text(response.accessToken) == #"a/bA"c\d"#)
+        #expect(text(response.refreshToken) == "r")
+    }
+
+    @Test func theFirebaseAnswerReadsItsTokensFromSecureMemoryToo() throws {
+        let json = #"{"idToken":"h.p\/s","refreshToken":"R","expiresIn":"3600","localId":"u1","id_token":"ignored"}"#
+        let response = try TokenResponse(json: Array(json.utf8), kind: .firebase)
+        #expect(text(response.accessToken) == "h.p/s")
+        #expect(text(response.idToken) == "h.p/s")
+        #expect(text(response.refreshToken) == "R")
+        #expect(response.userID == "u1")
+        #expect(vaultError { _ = try TokenResponse(json: Array(#"{"idToken":"i","refreshToken":5}"#.utf8), kind: .firebase) }?.code == .invalidArgument)
     }
 }
