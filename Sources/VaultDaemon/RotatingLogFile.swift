@@ -31,7 +31,7 @@ final class RotatingLogFile: Sendable {
     }
 
     deinit {
-        state.withLock { close($0.descriptor) }
+        _ = state.withLock { close($0.descriptor) }
     }
 
     /// Appends `line` (which ends in a newline), rotating first when it would pass the cap.
