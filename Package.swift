@@ -89,7 +89,10 @@ let package = Package(
         .target(name: "VaultOAuthHTTP", dependencies: ["VaultSession", "VaultOIDC", "VaultCore", "VaultCrypto"]),
         // The optional desktop keyring (freedesktop Secret Service) through libsecret.
         .systemLibrary(name: "CSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
-        .target(name: "VaultSecretService", dependencies: ["VaultCore", "VaultCrypto", "CSecret"]),
+        // libsecret through dlopen (CSecretLoader), loaded by the first keyring call: the daemon maps
+        // neither it nor GLib unless the keyring is used. CSecret (the headers, linked) is for the tests.
+        .target(name: "CSecretLoader"),
+        .target(name: "VaultSecretService", dependencies: ["VaultCore", "VaultCrypto", "CSecretLoader"]),
         .target(
             name: "Varlink",
             dependencies: [

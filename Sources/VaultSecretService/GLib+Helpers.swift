@@ -1,4 +1,4 @@
-import CSecret
+import CSecretLoader
 import Foundation
 import VaultCrypto
 
@@ -11,9 +11,9 @@ import Glibc
 enum GLibBridge {
     /// A new `GHashTable` of owned UTF-8 strings, as libsecret's attribute tables are.
     static func stringTable(_ entries: [String: String]) -> OpaquePointer {
-        let table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)!
+        let table = sv_g_hash_table_new_full(sv_g_str_hash, sv_g_str_equal, sv_g_free, sv_g_free)!
         for (key, value) in entries {
-            g_hash_table_insert(table, g_strdup(key), g_strdup(value))
+            sv_g_hash_table_insert(table, sv_g_strdup(key), sv_g_strdup(value))
         }
         return table
     }
@@ -27,10 +27,10 @@ enum GLibBridge {
     static func entries<Value>(of table: OpaquePointer, _ value: (gpointer) -> Value) -> [String: Value] {
         var result: [String: Value] = [:]
         var iterator = GHashTableIter()
-        g_hash_table_iter_init(&iterator, table)
+        sv_g_hash_table_iter_init(&iterator, table)
         var key: gpointer?
         var entry: gpointer?
-        while g_hash_table_iter_next(&iterator, &key, &entry) != 0 {
+        while sv_g_hash_table_iter_next(&iterator, &key, &entry) != 0 {
             guard let key, let entry else { continue }
             result[String(cString: key.assumingMemoryBound(to: CChar.self))] = value(entry)
         }
@@ -40,7 +40,7 @@ enum GLibBridge {
     /// The strings of a NULL-terminated `gchar**`, which is then freed.
     static func takeStrings(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?) -> [String] {
         guard let vector else { return [] }
-        defer { g_strfreev(vector) }
+        defer { sv_g_strfreev(vector) }
         var result: [String] = []
         var index = 0
         while let element = vector[index] {
@@ -52,8 +52,8 @@ enum GLibBridge {
 
     /// Runs `body` with a NULL-terminated `const gchar**` of `strings`.
     static func withStringVector<T>(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafePointer<gchar>?>) throws -> T) rethrows -> T {
-        let copies = strings.map { UnsafePointer(g_strdup($0)) } + [nil]
-        defer { copies.forEach { g_free(UnsafeMutableRawPointer(mutating: $0)) } }
+        let copies = strings.map { UnsafePointer(sv_g_strdup($0)) } + [nil]
+        defer { copies.forEach { sv_g_free(UnsafeMutableRawPointer(mutating: $0)) } }
         var vector = copies
         return try vector.withUnsafeMutableBufferPointer { try body($0.baseAddress!) }
     }
@@ -67,14 +67,14 @@ enum GLibBridge {
         secret.withUnsafeBytes { raw in
             if let base = raw.baseAddress, count > 0 { payload.copyMemory(from: base, byteCount: count) }
         }
-        return secret_value_new_full(payload.assumingMemoryBound(to: gchar.self), gssize(count), contentType, WipedBuffer.free)
+        return sv_secret_value_new_full(payload.assumingMemoryBound(to: gchar.self), gssize(count), contentType, WipedBuffer.free)
     }
 
     /// Copies a `SecretValue`'s bytes into secure memory. libsecret's own buffer (secure memory on its
     /// side) is wiped when the value is unreferenced.
     static func secureBytes(of value: OpaquePointer) -> SecureBytes {
         var length: gsize = 0
-        guard let bytes = secret_value_get(value, &length) else { return SecureBytes(copying: []) }
+        guard let bytes = sv_secret_value_get(value, &length) else { return SecureBytes(copying: []) }
         return SecureBytes(copying: UnsafeRawBufferPointer(start: UnsafeRawPointer(bytes), count: Int(length)))
     }
 }
@@ -104,13 +104,13 @@ struct GLibError: Error {
     init(taking error: UnsafeMutablePointer<GError>) {
         domain = error.pointee.domain
         code = error.pointee.code
-        remoteName = g_dbus_error_get_remote_error(error).map { name in
-            defer { g_free(name) }
+        remoteName = sv_g_dbus_error_get_remote_error(error).map { name in
+            defer { sv_g_free(name) }
             return String(cString: name)
         }
-        if g_dbus_error_is_remote_error(error) != 0 { g_dbus_error_strip_remote_error(error) }
+        if sv_g_dbus_error_is_remote_error(error) != 0 { sv_g_dbus_error_strip_remote_error(error) }
         message = error.pointee.message.map { String(cString: $0) } ?? "unknown error"
-        g_error_free(error)
+        sv_g_error_free(error)
     }
 }
 

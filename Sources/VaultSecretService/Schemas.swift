@@ -1,4 +1,4 @@
-import CSecret
+import CSecretLoader
 
 /// The libsecret schemas sortedvault stores under. libsecret adds the schema's name as the
 /// `xdg:schema` attribute, and silently refuses (a warning, no error) attributes a schema does not
@@ -11,19 +11,19 @@ enum Schemas {
     /// The same attributes, matched without the schema name: a lookup by service and account also
     /// finds items other tools stored (`secret-tool store service S account A`).
     nonisolated(unsafe) static let itemLookup = make("org.sortedvault.Item", [ItemAttributes.service, ItemAttributes.account, ItemAttributes.metadata],
-                                                     flags: SECRET_SCHEMA_DONT_MATCH_NAME)
+                                                     flags: SV_SECRET_SCHEMA_DONT_MATCH_NAME)
     /// The key-encryption key of a vault whose key source is `secret-service`.
     nonisolated(unsafe) static let vaultKey = make("org.sortedvault.VaultKey", [vaultKeyID])
     static let vaultKeyID = "vault-key-id"
 
-    private static func make(_ name: String, _ attributes: [String], flags: SecretSchemaFlags = SECRET_SCHEMA_NONE) -> UnsafePointer<SecretSchema> {
-        let table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, nil)!
-        defer { g_hash_table_unref(table) }
+    private static func make(_ name: String, _ attributes: [String], flags: SVSecretSchemaFlags = SV_SECRET_SCHEMA_NONE) -> UnsafePointer<SVSecretSchema> {
+        let table = sv_g_hash_table_new_full(sv_g_str_hash, sv_g_str_equal, sv_g_free, nil)!
+        defer { sv_g_hash_table_unref(table) }
         for attribute in attributes {
             // The value is the attribute type as a pointer-sized integer: SECRET_SCHEMA_ATTRIBUTE_STRING is 0.
-            g_hash_table_insert(table, g_strdup(attribute), gpointer(bitPattern: Int(SECRET_SCHEMA_ATTRIBUTE_STRING.rawValue)))
+            sv_g_hash_table_insert(table, sv_g_strdup(attribute), gpointer(bitPattern: Int(SV_SECRET_SCHEMA_ATTRIBUTE_STRING.rawValue)))
         }
-        return UnsafePointer(secret_schema_newv(name, flags, table))
+        return UnsafePointer(sv_secret_schema_newv(name, flags, table))
     }
 }
 

@@ -1,4 +1,4 @@
-import CSecret
+import CSecretLoader
 import VaultCore
 
 /// The errors of the Secret Service backends, worded for the person who has to fix them. None holds
@@ -14,6 +14,11 @@ enum SecretServiceErrors {
             "no Secret Service provider on the session bus (nothing answers as org.freedesktop.secrets: \(detail)). Start your keyring — gnome-keyring-daemon, KeePassXC with Secret Service integration on, or KWallet — and try again")
     }
 
+    static func noLibrary(_ reason: String) -> VaultError {
+        VaultError(.unavailable,
+            "the desktop keyring (Secret Service) needs libsecret, which could not be loaded (\(reason)): install it (Debian: apt install libsecret-1-0), or use the embedded store")
+    }
+
     static let noDefaultCollection = VaultError(.unavailable,
         "the Secret Service has no default collection to keep items in: create one in your keyring manager (Seahorse, KeePassXC) and make it the default")
 
@@ -25,7 +30,7 @@ enum SecretServiceErrors {
 
     static func meansNoProvider(_ error: GLibError) -> Bool {
         guard let name = error.remoteName else {
-            return error.domain == g_dbus_error_quark() && error.code == Int32(G_DBUS_ERROR_SERVICE_UNKNOWN.rawValue)
+            return error.domain == sv_g_dbus_error_quark() && error.code == Int32(SV_G_DBUS_ERROR_SERVICE_UNKNOWN.rawValue)
         }
         return name == "org.freedesktop.DBus.Error.ServiceUnknown" || name == "org.freedesktop.DBus.Error.NameHasNoOwner"
             || name.hasPrefix("org.freedesktop.DBus.Error.Spawn.")
@@ -33,8 +38,8 @@ enum SecretServiceErrors {
 
     /// The provider crashed, quit or stopped answering mid-operation.
     static func meansGone(_ error: GLibError) -> Bool {
-        if error.domain == g_io_error_quark() {
-            return [G_IO_ERROR_TIMED_OUT, G_IO_ERROR_CLOSED, G_IO_ERROR_CONNECTION_CLOSED, G_IO_ERROR_BROKEN_PIPE]
+        if error.domain == sv_g_io_error_quark() {
+            return [SV_G_IO_ERROR_TIMED_OUT, SV_G_IO_ERROR_CLOSED, SV_G_IO_ERROR_CONNECTION_CLOSED, SV_G_IO_ERROR_BROKEN_PIPE]
                 .map { Int32($0.rawValue) }.contains(error.code)
         }
         if let name = error.remoteName {
@@ -45,7 +50,7 @@ enum SecretServiceErrors {
     }
 
     static func map(_ error: GLibError, doing what: String) -> VaultError {
-        if error.domain == secret_error_get_quark() && error.code == Int32(SECRET_ERROR_IS_LOCKED.rawValue) || error.remoteName == "org.freedesktop.Secret.Error.IsLocked" {
+        if error.domain == sv_secret_error_get_quark() && error.code == Int32(SV_SECRET_ERROR_IS_LOCKED.rawValue) || error.remoteName == "org.freedesktop.Secret.Error.IsLocked" {
             return VaultError(.locked, "the desktop keyring is locked (while trying to \(what)): unlock it and try again")
         }
         if meansNoProvider(error) { return noProvider(detail: error.message) }

@@ -1,4 +1,4 @@
-import CSecret
+import CSecretLoader
 import Foundation
 import VaultCore
 import VaultCrypto
@@ -59,25 +59,25 @@ public struct SecretServiceKeyring: Sendable {
 /// libsecret keeps one shared `SecretService` per process; after a failure that suggests the provider
 /// went away, it is dropped (`secret_service_disconnect`) so the next operation connects afresh.
 final class Session {
-    let service: UnsafeMutablePointer<SecretService>
+    let service: UnsafeMutablePointer<SVSecretService>
 
-    private init(service: UnsafeMutablePointer<SecretService>) { self.service = service }
-    deinit { g_object_unref(service) }
+    private init(service: UnsafeMutablePointer<SVSecretService>) { self.service = service }
+    deinit { sv_g_object_unref(service) }
 
     /// Connects to the session bus, then to the Secret Service with an encrypted transfer session.
     static func open() throws -> Session {
         do {
-            let bus = try withGError { g_bus_get_sync(G_BUS_TYPE_SESSION, nil, $0) }
-            if let bus { g_object_unref(UnsafeMutableRawPointer(bus)) }
+            let bus = try withGError { sv_g_bus_get_sync(SV_G_BUS_TYPE_SESSION, nil, $0) }
+            if let bus { sv_g_object_unref(UnsafeMutableRawPointer(bus)) }
         } catch let error as GLibError {
             throw SecretServiceErrors.noSessionBus(error.message)
         }
         do {
-            let service = try withGError { secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, nil, $0) }
+            let service = try withGError { sv_secret_service_get_sync(SV_SECRET_SERVICE_OPEN_SESSION, nil, $0) }
             guard let service else { throw SecretServiceErrors.noProvider(detail: "libsecret returned no service") }
             return Session(service: service)
         } catch let error as GLibError {
-            secret_service_disconnect()
+            sv_secret_service_disconnect()
             if SecretServiceErrors.meansNoProvider(error) { throw SecretServiceErrors.noProvider(detail: error.message) }
             throw SecretServiceErrors.map(error, doing: "connect to the Secret Service")
         }
@@ -88,50 +88,50 @@ final class Session {
         do {
             return try withGError(body)
         } catch let error as GLibError {
-            if SecretServiceErrors.meansNoProvider(error) || SecretServiceErrors.meansGone(error) { secret_service_disconnect() }
+            if SecretServiceErrors.meansNoProvider(error) || SecretServiceErrors.meansGone(error) { sv_secret_service_disconnect() }
             throw SecretServiceErrors.map(error, doing: what)
         }
     }
 
     /// The D-Bus path of the collection the `default` alias points at.
     func defaultCollection() throws -> String {
-        let path = try call("read the default collection") { secret_service_read_alias_dbus_path_sync(service, "default", nil, $0) }
+        let path = try call("read the default collection") { sv_secret_service_read_alias_dbus_path_sync(service, "default", nil, $0) }
         guard let path else { throw SecretServiceErrors.noDefaultCollection }
-        defer { g_free(path) }
+        defer { sv_g_free(path) }
         return String(cString: path)
     }
 
     /// The collection's `Locked` property, read with a D-Bus call (not from a cache).
     func isLocked(_ collectionPath: String) throws -> Bool {
-        let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
-        let connection = g_dbus_proxy_get_connection(proxy)
-        var parts: [OpaquePointer?] = [g_variant_new_string("org.freedesktop.Secret.Collection"), g_variant_new_string("Locked")]
-        let parameters = g_variant_new_tuple(&parts, 2)
+        let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: SVGDBusProxy.self)
+        let connection = sv_g_dbus_proxy_get_connection(proxy)
+        var parts: [OpaquePointer?] = [sv_g_variant_new_string("org.freedesktop.Secret.Collection"), sv_g_variant_new_string("Locked")]
+        let parameters = sv_g_variant_new_tuple(&parts, 2)
         let reply = try call("read whether the keyring is locked") {
-            g_dbus_connection_call_sync(connection, g_dbus_proxy_get_name(proxy), collectionPath, "org.freedesktop.DBus.Properties",
-                                        "Get", parameters, nil, G_DBUS_CALL_FLAGS_NONE, -1, nil, $0)
+            sv_g_dbus_connection_call_sync(connection, sv_g_dbus_proxy_get_name(proxy), collectionPath, "org.freedesktop.DBus.Properties",
+                                        "Get", parameters, nil, SV_G_DBUS_CALL_FLAGS_NONE, -1, nil, $0)
         }
         guard let reply else { throw VaultError.storageFailure("the Secret Service gave no lock state for \(collectionPath)") }
-        defer { g_variant_unref(reply) }
-        let boxed = g_variant_get_child_value(reply, 0)!
-        defer { g_variant_unref(boxed) }
-        let value = g_variant_get_variant(boxed)!
-        defer { g_variant_unref(value) }
-        guard g_variant_classify(value) == G_VARIANT_CLASS_BOOLEAN else {
+        defer { sv_g_variant_unref(reply) }
+        let boxed = sv_g_variant_get_child_value(reply, 0)!
+        defer { sv_g_variant_unref(boxed) }
+        let value = sv_g_variant_get_variant(boxed)!
+        defer { sv_g_variant_unref(value) }
+        guard sv_g_variant_classify(value) == SV_G_VARIANT_CLASS_BOOLEAN else {
             throw VaultError.storageFailure("the Secret Service's Locked property is not a boolean")
         }
-        return g_variant_get_boolean(value) != 0
+        return sv_g_variant_get_boolean(value) != 0
     }
 
     /// Items matching `attributes` (and the schema's name, unless the schema says not to), split by
     /// lock state as the service reports it now.
-    func search(_ schema: UnsafePointer<SecretSchema>, _ attributes: [String: String]) throws -> (unlocked: [String], locked: [String]) {
+    func search(_ schema: UnsafePointer<SVSecretSchema>, _ attributes: [String: String]) throws -> (unlocked: [String], locked: [String]) {
         let table = GLibBridge.stringTable(attributes)
-        defer { g_hash_table_unref(table) }
+        defer { sv_g_hash_table_unref(table) }
         var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
         var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
         let ok = try call("search the keyring") {
-            secret_service_search_for_dbus_paths_sync(service, schema, table, nil, &unlocked, &locked, $0)
+            sv_secret_service_search_for_dbus_paths_sync(service, schema, table, nil, &unlocked, &locked, $0)
         }
         let result = (GLibBridge.takeStrings(unlocked), GLibBridge.takeStrings(locked))
         guard ok != 0 else { throw VaultError.storageFailure("the keyring search was refused (attributes outside the schema)") }
@@ -142,61 +142,61 @@ final class Session {
     func secrets(of paths: [String]) throws -> [String: SecureBytes] {
         guard !paths.isEmpty else { return [:] }
         let table = try GLibBridge.withStringVector(paths) { vector in
-            try call("read secrets from the keyring") { secret_service_get_secrets_for_dbus_paths_sync(service, vector, nil, $0) }
+            try call("read secrets from the keyring") { sv_secret_service_get_secrets_for_dbus_paths_sync(service, vector, nil, $0) }
         }
         guard let table else { return [:] }
-        defer { g_hash_table_unref(table) }  // unreferences the SecretValues: libsecret wipes their buffers
+        defer { sv_g_hash_table_unref(table) }  // unreferences the SecretValues: libsecret wipes their buffers
         return GLibBridge.entries(of: table) { GLibBridge.secureBytes(of: OpaquePointer($0)) }
     }
 
     /// An item's label, attributes and the service's own creation and modification times (seconds).
     func details(of path: String) throws -> ItemDetails {
-        let item = try call("read an item of the keyring") { secret_item_new_for_dbus_path_sync(service, path, SECRET_ITEM_NONE, nil, $0) }
+        let item = try call("read an item of the keyring") { sv_secret_item_new_for_dbus_path_sync(service, path, SV_SECRET_ITEM_NONE, nil, $0) }
         guard let item else { throw VaultError.storageFailure("the keyring item \(path) could not be read") }
-        defer { g_object_unref(item) }
-        let label = secret_item_get_label(item).map { raw in
-            defer { g_free(raw) }
+        defer { sv_g_object_unref(item) }
+        let label = sv_secret_item_get_label(item).map { raw in
+            defer { sv_g_free(raw) }
             return String(cString: raw)
         } ?? ""
-        let attributes: [String: String] = secret_item_get_attributes(item).map { table in
-            defer { g_hash_table_unref(table) }
+        let attributes: [String: String] = sv_secret_item_get_attributes(item).map { table in
+            defer { sv_g_hash_table_unref(table) }
             return GLibBridge.strings(of: table)
         } ?? [:]
         return ItemDetails(path: path, label: label, attributes: attributes,
-                           created: Date(timeIntervalSince1970: TimeInterval(secret_item_get_created(item))),
-                           modified: Date(timeIntervalSince1970: TimeInterval(secret_item_get_modified(item))))
+                           created: Date(timeIntervalSince1970: TimeInterval(sv_secret_item_get_created(item))),
+                           modified: Date(timeIntervalSince1970: TimeInterval(sv_secret_item_get_modified(item))))
     }
 
     /// Creates an item in `collectionPath` and returns its path. Never replaces: callers delete the
     /// old item after the new one exists, so a crash leaves two copies rather than none.
-    func create(in collectionPath: String, schema: UnsafePointer<SecretSchema>, attributes: [String: String], label: String,
+    func create(in collectionPath: String, schema: UnsafePointer<SVSecretSchema>, attributes: [String: String], label: String,
                 secret: SecureBytes, contentType: String) throws -> String {
         let collection = try call("open the keyring collection") {
-            secret_collection_new_for_dbus_path_sync(service, collectionPath, SECRET_COLLECTION_NONE, nil, $0)
+            sv_secret_collection_new_for_dbus_path_sync(service, collectionPath, SV_SECRET_COLLECTION_NONE, nil, $0)
         }
         guard let collection else { throw VaultError.storageFailure("the keyring collection \(collectionPath) could not be opened") }
-        defer { g_object_unref(collection) }
+        defer { sv_g_object_unref(collection) }
         let table = GLibBridge.stringTable(attributes)
-        defer { g_hash_table_unref(table) }
+        defer { sv_g_hash_table_unref(table) }
         let value = GLibBridge.secretValue(secret, contentType: contentType)
-        defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+        defer { sv_secret_value_unref(UnsafeMutableRawPointer(value)) }
         let item = try call("store an item in the keyring") {
-            secret_item_create_sync(collection, schema, table, label, value, SECRET_ITEM_CREATE_NONE, nil, $0)
+            sv_secret_item_create_sync(collection, schema, table, label, value, SV_SECRET_ITEM_CREATE_NONE, nil, $0)
         }
         guard let item else { throw VaultError.storageFailure("the keyring refused the item (attributes outside the schema)") }
-        defer { g_object_unref(item) }
-        let proxy = UnsafeMutableRawPointer(item).assumingMemoryBound(to: GDBusProxy.self)
-        return String(cString: g_dbus_proxy_get_object_path(proxy))
+        defer { sv_g_object_unref(item) }
+        let proxy = UnsafeMutableRawPointer(item).assumingMemoryBound(to: SVGDBusProxy.self)
+        return String(cString: sv_g_dbus_proxy_get_object_path(proxy))
     }
 
     func delete(_ path: String) throws {
-        _ = try call("delete an item from the keyring") { secret_service_delete_item_dbus_path_sync(service, path, nil, $0) }
+        _ = try call("delete an item from the keyring") { sv_secret_service_delete_item_dbus_path_sync(service, path, nil, $0) }
     }
 
     func lock(_ paths: [String]) throws {
         var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
         _ = try GLibBridge.withStringVector(paths) { vector in
-            try call("lock the keyring") { secret_service_lock_dbus_paths_sync(service, vector, nil, &locked, $0) }
+            try call("lock the keyring") { sv_secret_service_lock_dbus_paths_sync(service, vector, nil, &locked, $0) }
         }
         _ = GLibBridge.takeStrings(locked)
     }

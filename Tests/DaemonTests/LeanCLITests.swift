@@ -90,7 +90,7 @@ extension DaemonSuite {
             try cli.initPassphraseVault("pw")
             let policy = cli.root + "/policy"
             try FileManager.default.createDirectory(atPath: policy, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            FileManager.default.createFile(atPath: policy + "/access.toml", contents: Data("""
+            _ = FileManager.default.createFile(atPath: policy + "/access.toml", contents: Data("""
                 [[rule]]
                 name = "granted-only"
                 effect = "allow"

@@ -20,6 +20,9 @@ extension SecretServiceSuite {
             try cli.startDaemon()
             #expect(try await cli.client.status().locked == false, "the daemon did not unlock with the keyring's key: \(cli.daemonOutput())")
             #expect(try await cli.client.status().keySources == ["secret-service", "passphrase"])
+            // libsecret is loaded on demand (CSecretLoader), and this daemon demanded it.
+            let mapped = mappedFiles(of: try #require(cli.daemon?.pid))
+            #expect(mapped.contains { $0.contains("/libsecret-1.so") }, "the keyring daemon has not loaded libsecret: \(mapped.sorted())")
             #expect(try cli.run(["store", "svc", "acct"], input: Data("token".utf8)).status == 0)
             cli.stopDaemon()
 

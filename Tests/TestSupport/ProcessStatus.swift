@@ -36,3 +36,23 @@ public func openDescriptors(of pid: Int32) -> [Int32: String] {
     }
     return result
 }
+
+/// The paths of the files `pid` has mapped (`/proc/PID/maps`), read to its end with `read(2)`: the
+/// file reports a size of 0, so a reader that trusts the size gets only a part of it.
+public func mappedFiles(of pid: Int32) -> Set<String> {
+    let descriptor = open("/proc/\(pid)/maps", O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return [] }
+    defer { close(descriptor) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { break }
+        bytes += chunk[0..<count]
+    }
+    return Set(String(decoding: bytes, as: UTF8.self).split(separator: "\n").compactMap { line in
+        line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true).dropFirst(5).first
+            .map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.hasPrefix("/") ? $0 : nil }
+    })
+}
