@@ -255,7 +255,7 @@ struct JSONParser {
     }
 
     /// The value of four hex digits at `start`, or nil and the index of the first bad byte.
-    private static func hex4(_ bytes: UnsafeRawBufferPointer, from start: Int) -> (UInt16?, Int) {
+    static func hex4(_ bytes: UnsafeRawBufferPointer, from start: Int) -> (UInt16?, Int) {
         var value: UInt16 = 0
         var index = start
         while index < start + 4 {

@@ -82,21 +82,10 @@ extension JSONValue {
         return written
     }
 
-    /// The value of the four hex digits at `start` of `raw`.
+    /// The value of the four hex digits at `start` of `raw` (the parser's reading of them).
     private static func hex4(_ raw: UnsafeRawBufferPointer, at start: Int) throws(JSONParseError) -> UInt16 {
-        var value: UInt16 = 0
-        for index in start..<start + 4 {
-            guard index < raw.count else { throw JSONParseError(.unexpectedEnd, at: index) }
-            let byte = raw[index]
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: throw JSONParseError(.invalidEscape, at: index)
-            }
-            value = value << 4 | UInt16(digit)
-        }
+        let (value, end) = JSONParser.hex4(raw, from: start)
+        guard let value else { throw JSONParseError(end >= raw.count ? .unexpectedEnd : .invalidEscape, at: end) }
         return value
     }
 }
