@@ -22,13 +22,14 @@ struct Bench {
         case "rpc" where arguments.count >= 3:
             try rpc(vault: arguments[1], agent: arguments[2], requests: arguments.count > 3 ? Int(arguments[3])! : 20_000)
         case "store" where arguments.count >= 2:
-            try durableStore(vault: arguments[1], count: arguments.count > 2 ? Int(arguments[2])! : 2_000)
+            try durableStore(vault: arguments[1], count: arguments.count > 2 ? Int(arguments[2])! : 2_000,
+                             label: arguments.count > 3 ? arguments[3] : "store")
         case "fill" where arguments.count == 4:
             try fill(vault: arguments[1], count: Int(arguments[2])!, pid: Int32(arguments[3])!)
         case "writers" where arguments.count == 4:
             try Writers.run(vault: arguments[1], clients: Int(arguments[2])!, perClient: Int(arguments[3])!)
         default:
-            FileHandle.standardError.write(Data("usage: sortedvault-bench rpc VAULT AGENT [N] | store VAULT [N] | fill VAULT N PID | writers VAULT CLIENTS N\n".utf8))
+            FileHandle.standardError.write(Data("usage: sortedvault-bench rpc VAULT AGENT [N] | store VAULT [N [LABEL]] | fill VAULT N PID | writers VAULT CLIENTS N\n".utf8))
             exit(64)
         }
     }
@@ -118,19 +119,20 @@ struct Bench {
         return Measurement(p50: sorted[sorted.count / 2], p99: sorted[sorted.count * 99 / 100], throughput: Double(sorted.count) / elapsed)
     }
 
-    static func durableStore(vault: String, count: Int) throws {
+    /// `count` stores of new items, one at a time on one connection; the p50 is recorded as `LABEL.p50`.
+    static func durableStore(vault: String, count: Int, label: String) throws {
         let socket = try BenchSocket(path: vault, framing: .nulTerminated)
         let secret = Data(repeating: 0x42, count: 256).base64EncodedString()
         var latencies: [Double] = []
         for i in 0..<count {
-            let request = Array(#"{"method":"org.sortedvault.vault.Store","parameters":{"service":"durable","account":"a\#(i)","secret":"\#(secret)"}}"#.utf8) + [0]
+            let request = Array(#"{"method":"org.sortedvault.vault.Store","parameters":{"service":"\#(label)","account":"a\#(i)","secret":"\#(secret)"}}"#.utf8) + [0]
             let t0 = DispatchTime.now().uptimeNanoseconds
             _ = try socket.roundTrip(request)
             latencies.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1000)
         }
         latencies.sort()
         print("durable store (synchronous=FULL, acknowledged after fsync), \(count) new items: p50 \(fmt(latencies[count / 2])) µs, p99 \(fmt(latencies[count * 99 / 100])) µs")
-        recordResult("store.p50", latencies[count / 2])
+        recordResult(label + ".p50", latencies[count / 2])
     }
 
     static func fill(vault: String, count: Int, pid: Int32) throws {
