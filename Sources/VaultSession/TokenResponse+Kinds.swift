@@ -40,10 +40,10 @@ extension TokenResponse {
             if let value = object[snake], !value.isNull { return (value, snake) }
             return nil
         }
+        // The same choice of name for a token, diverted or left in the object.
         func token(_ camel: String, _ snake: String) throws -> SecureBytes? {
-            if let token = tokens[camel] { return token }
-            if object[camel].map({ !$0.isNull }) == true { return try Self.tokenMember(camel, object, tokens) }
-            return try tokens[snake] ?? Self.tokenMember(snake, object, tokens)
+            let present = tokens[camel] != nil || object[camel].map { !$0.isNull } == true
+            return try Self.tokenMember(present ? camel : snake, object, tokens)
         }
         guard let idToken = try token("idToken", "id_token") else {
             throw VaultError.invalidArgument("the Firebase answer has no idToken (or id_token) string; pipe the answer of signInWithPassword or securetoken unchanged")
