@@ -117,6 +117,9 @@ struct DaemonParts: Sendable {
                 "locked": "\(locked)", "autoLockMinutes": "\(settings.autoLockMinutes)",
                 "backend": "\(settings.backend.rawValue)", "accessLog": "\(accessLog?.location ?? "none")",
             ])
+            // Start-up's code (argument parsing, policy and database set-up, the conformance scan)
+            // is not needed again: unmap it, so resident memory is what serving uses (MemoryTrim).
+            MemoryTrim.releaseCodePages()
         }
         var services: [any Service] = keyring.map { [$0] } ?? []
         services.append(workLoop)

@@ -34,6 +34,7 @@ final class ItemPointReader: @unchecked Sendable {
             throw Self.failure(opened, doing: "open the vault database for reading")
         }
         sqlite3_busy_timeout(handle, 0)
+        sqlite3_exec(handle, "PRAGMA cache_size = \(-SQLiteSealedStorage.readerCacheKiB)", nil, nil, nil)
         var prepared: OpaquePointer?
         let code = sqlite3_prepare_v3(handle, Self.sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil)
         guard code == SQLITE_OK, let prepared else {

@@ -2,6 +2,7 @@ import Foundation
 import ServiceLifecycleTestKit
 import Synchronization
 import Testing
+import VaultCrypto
 @testable import VaultDaemon
 
 /// The idle trim's rule, on the daemon's file clock (the test moves time by writing the file): one
@@ -100,5 +101,33 @@ import Testing
             try await Task.sleep(for: .milliseconds(100))
             #expect(world.trimCount == 1, "trimmed more than once after the requests stopped")
         }
+    }
+
+    /// The code-page release, in this test process: it unmaps megabytes of the test binary's and
+    /// libraries' code, and everything still runs and reads the same afterwards: code, constants
+    /// (libsodium's tables), and data the dynamic linker relocated (a global array of strings).
+    @Test func releasingCodePagesShrinksResidentMemoryAndChangesNothing() throws {
+        let key = SecureBytes(count: 32) { bytes in for index in bytes.indices { bytes[index] = UInt8(index) } }
+        let tagBefore = KeyedHash.tag(key: key, context: "release-test", parts: [Array("abc".utf8)])
+        let namesBefore = Self.names.map { $0 + "!" }
+        let residentBefore = try #require(Self.residentFileKiB())
+
+        let advised = MemoryTrim.releaseCodePages()
+        let residentAfter = try #require(Self.residentFileKiB())
+
+        #expect(advised > 4 << 20, "advised only \(advised) bytes: the test binary alone has more code")
+        #expect(residentAfter < residentBefore - 1024, "file-backed memory went from \(residentBefore) to \(residentAfter) KiB")
+        #expect(KeyedHash.tag(key: key, context: "release-test", parts: [Array("abc".utf8)]) == tagBefore)
+        #expect(Self.names.map { $0 + "!" } == namesBefore)
+        #expect(Self.names == ["retrieve", "store", "delete"])
+    }
+
+    static let names = ["retrieve", "store", "delete"]
+
+    /// RssFile of this process, in KiB.
+    static func residentFileKiB() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("RssFile:") }) else { return nil }
+        return line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) }
     }
 }

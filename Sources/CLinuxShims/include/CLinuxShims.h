@@ -25,4 +25,13 @@ int sortedvault_posix_spawn_closefrom(posix_spawn_file_actions_t *actions, int f
 /// pages inside every malloc arena back to the kernel. Returns 1 when memory was released.
 int sortedvault_malloc_trim(void);
 
+/// Unmaps the pages of every loaded object's read-only segments (code, constants, Swift metadata:
+/// the ELF PT_LOAD segments without write permission) from this process, with
+/// madvise(MADV_DONTNEED). They are never written, so each is exactly its file's page: they stay
+/// in the page cache, and a page used again is mapped again on its next access, by a minor fault.
+/// What start-up alone used then no longer counts in the process's resident memory. Objects with
+/// text relocations (DT_TEXTREL, DF_TEXTREL), whose code pages may have been written, and the
+/// vDSO are skipped. Returns the bytes of address space advised.
+unsigned long sortedvault_release_code_pages(void);
+
 #endif
