@@ -108,13 +108,44 @@ extension PeerCredentials {
             guard count > 0 else { break }
             bytes += chunk[..<count]
         }
-        let text = String(decoding: bytes, as: UTF8.self)
-        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Groups:") }) else { return nil }
-        var groups: [UInt32] = []
-        for field in line.dropFirst("Groups:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }) {
-            guard let group = UInt32(field) else { return nil }
-            groups.append(group)
+        return groups(inStatus: bytes)
+    }
+
+    /// The groups of the `Groups:` line of a `/proc/PID/status` text; nil when there is no such
+    /// line or a field is not a group number. Read as bytes: this runs at every accept, and going
+    /// through `String` and `split` cost more than the rest of the accept's own work together.
+    static func groups(inStatus bytes: [UInt8]) -> [UInt32]? {
+        let label = Array("Groups:".utf8)
+        var lineStart = 0
+        while lineStart < bytes.count {
+            let lineEnd = bytes[lineStart...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+            if lineEnd - lineStart >= label.count, bytes[lineStart..<(lineStart + label.count)].elementsEqual(label) {
+                return groupNumbers(bytes[(lineStart + label.count)..<lineEnd])
+            }
+            lineStart = lineEnd + 1
         }
+        return nil
+    }
+
+    /// Decimal numbers separated by spaces or tabs, each a `UInt32`; nil for anything else.
+    private static func groupNumbers(_ field: ArraySlice<UInt8>) -> [UInt32]? {
+        var groups: [UInt32] = []
+        var number: UInt32?
+        for byte in field {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                let (tens, overflowed) = (number ?? 0).multipliedReportingOverflow(by: 10)
+                let (sum, carried) = tens.addingReportingOverflow(UInt32(byte - UInt8(ascii: "0")))
+                guard !overflowed, !carried else { return nil }
+                number = sum
+            case UInt8(ascii: " "), UInt8(ascii: "\t"):
+                if let complete = number { groups.append(complete) }
+                number = nil
+            default:
+                return nil
+            }
+        }
+        if let complete = number { groups.append(complete) }
         return groups
     }
 }

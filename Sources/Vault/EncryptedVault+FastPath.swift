@@ -44,7 +44,13 @@ extension EncryptedVault {
         do { checked = try Self.checkRow(row, against: map[lookup], at: now) } catch { return nil }
         guard let record = checked else { throw VaultError.notFound(key) }
         if let expiresAt = record.expiresAt, now >= expiresAt { return nil }
-        let metadata = try open(metadataOf: record, keys: keys)
+        let metadata: ItemMetadata
+        if let opened = keys.openedMetadata.metadata(of: record) {
+            metadata = opened
+        } else {
+            metadata = try open(metadataOf: record, keys: keys)
+            keys.openedMetadata.remember(metadata, of: record)
+        }
         guard metadata.key == key else {
             throw VaultError.integrityFailure("an item's record belongs to another item; the store was tampered with")
         }

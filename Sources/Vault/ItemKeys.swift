@@ -8,6 +8,8 @@ struct ItemKeys: Sendable {
     private let recordRoot: SecureBytes
     private let stateKey: SecureBytes
     private let entryKey: SecureBytes
+    /// Metadata opened under these keys (``OpenedMetadataCache``); dropped with them.
+    let openedMetadata = OpenedMetadataCache()
 
     init(master: SecureBytes) {
         lookupKey = KeyedHash.deriveKey(from: master, context: "sortedvault lookup v1", parts: [])

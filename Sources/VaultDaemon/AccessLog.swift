@@ -30,6 +30,16 @@ final class AccessLog: Sendable {
     private let clock: any VaultClock
     /// The last timestamp written and its second, so a line costs no date formatting.
     private let lastStamp = Mutex<(seconds: Int, text: String)>((-1, ""))
+    /// The text of the last peer and of the last decision written: a connection's calls repeat
+    /// both, so a line costs no number formatting or quoting for them.
+    private let lastParts = Mutex(LastParts())
+
+    private struct LastParts {
+        var peer: (uid: UInt32, gid: UInt32, pid: Int32, executable: String?)?
+        var peerText = ""
+        var decision: Decision?
+        var decisionText = ""
+    }
 
     /// Where the lines go, for the daemon's start-up message.
     var location: String {
@@ -69,20 +79,36 @@ final class AccessLog: Sendable {
 
     /// One call's decision.
     func record(_ peer: PeerCredentials, operation: String, service: String?, decision: Decision) {
-        write(peer, operation: operation, service: service, allowed: decision.allowed, why: decision.description)
+        let (peerText, decisionText) = lastParts.withLock { last -> (String, String) in
+            if last.peer == nil || last.peer! != (peer.uid, peer.gid, peer.pid, peer.executable) {
+                last.peer = (peer.uid, peer.gid, peer.pid, peer.executable)
+                last.peerText = Self.peerText(peer)
+            }
+            if last.decision != decision {
+                last.decision = decision
+                last.decisionText = Self.quoted(decision.description)
+            }
+            return (last.peerText, last.decisionText)
+        }
+        write(peerText, operation: operation, service: service, allowed: decision.allowed, quotedWhy: decisionText)
     }
 
     /// A connection refused at accept: no rule could ever allow this peer anything.
     func recordRefusedConnection(_ peer: PeerCredentials) {
-        write(peer, operation: "connect", service: nil, allowed: false, why: "denied: no policy rule admits this peer")
+        write(Self.peerText(peer), operation: "connect", service: nil, allowed: false,
+              quotedWhy: Self.quoted("denied: no policy rule admits this peer"))
     }
 
-    private func write(_ peer: PeerCredentials, operation: String, service: String?, allowed: Bool, why: String) {
+    private static func peerText(_ peer: PeerCredentials) -> String {
+        " uid=\(peer.uid) gid=\(peer.gid) pid=\(peer.pid) exe=" + quoted(peer.executable ?? "?")
+    }
+
+    private func write(_ peerText: String, operation: String, service: String?, allowed: Bool, quotedWhy: String) {
         var line = timestamp() + (allowed ? " allowed" : " denied")
-        line += " uid=\(peer.uid) gid=\(peer.gid) pid=\(peer.pid) exe=" + Self.quoted(peer.executable ?? "?")
+        line += peerText
         line += " operation=" + Self.quoted(operation)
         if let service { line += " service=" + Self.quoted(service) }
-        line += " decision=" + Self.quoted(why) + "\n"
+        line += " decision=" + quotedWhy + "\n"
         switch destination {
         case .journal: FileHandle.standardError.write(Data(("sortedvault access: " + line).utf8))
         case .file(let file): file.append(line)

@@ -44,6 +44,33 @@ import VaultTesting
         #expect(error.code == .integrityFailure && error.reason.contains("rollback detected"))
     }
 
+    /// The fast path keeps the metadata it opened (``OpenedMetadataCache``), and uses it only for
+    /// a row byte for byte the same: a row whose sealed metadata was changed in place (same
+    /// revision) still fails its integrity check, a new revision is opened afresh, and the original
+    /// bytes put back open again.
+    @Test func metadataOpenedBeforeIsUsedOnlyForTheSameSealedBytes() async throws {
+        let test = try await TestVault()
+        let key = try ItemKey(service: "s", account: "a")
+        try await test.vault.store(secure("token"), service: "s", account: "a", options: try StoreOptions(label: "first"))
+        #expect(try test.vault.retrieveNow(key)?.metadata.label == "first")
+        #expect(try test.vault.retrieveNow(key)?.metadata.label == "first")
+
+        let original: Data = try test.tamper { db in try #require(try Data.fetchOne(db, sql: "SELECT metadata FROM items")) }
+        var flipped = original
+        flipped[flipped.count - 1] ^= 0x01
+        try test.tamper { db in try db.execute(sql: "UPDATE items SET metadata = ?", arguments: [flipped]) }
+        let error = #expect(throws: VaultError.self) { try test.vault.retrieveNow(key) }
+        #expect(error?.code == .integrityFailure)
+
+        try test.tamper { db in try db.execute(sql: "UPDATE items SET metadata = ?", arguments: [original]) }
+        #expect(try test.vault.retrieveNow(key)?.metadata.label == "first")
+
+        try await test.vault.store(secure("token 2"), service: "s", account: "a", options: try StoreOptions(label: "second"))
+        let now = try #require(try test.vault.retrieveNow(key))
+        #expect(now.metadata.label == "second")
+        #expect(now.secret.constantTimeEquals(Array("token 2".utf8)))
+    }
+
     @Test func aStateChangedBehindTheVaultsBackIsNeverTrustedByTheFastPath() async throws {
         let test = try await TestVault()
         try await test.vault.store(secure("v1"), service: "s", account: "a")
