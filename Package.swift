@@ -16,7 +16,7 @@ import PackageDescription
 // comes with every Swift toolchain for Linux. Not the CLIs: linked so, they started 0.15 ms slower
 // (lld's extra read-only segment), and their relocations cost little.
 let packedRelocations: [LinkerSetting] = [
-    .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(platforms: [.linux])),
+    .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "-z", "-Xlinker", "now"], .when(platforms: [.linux])),
 ]
 
 let package = Package(

@@ -81,7 +81,12 @@ extension EncryptedVault {
     public nonisolated func keySourceKindsNow() throws -> [String]? {
         guard let readsNow else { return nil }
         guard let bytes = try readsNow.readHeaderNow() else { throw Self.missingHeader }
-        return try VaultHeader.decode(bytes).slots.map(\.kind.rawValue)
+        // The header changes only when a key source is added or removed: the kinds decoded from
+        // these exact bytes are the answer again (Status asks at every call).
+        if let known = decodedHeaderKinds.withLock({ $0?.bytes == bytes ? $0?.kinds : nil }) { return known }
+        let kinds = try VaultHeader.decode(bytes).slots.map(\.kind.rawValue)
+        decodedHeaderKinds.withLock { $0 = (bytes, kinds) }
+        return kinds
     }
 
     /// Whether the vault is locked, without an actor hop.

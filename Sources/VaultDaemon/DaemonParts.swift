@@ -92,8 +92,11 @@ struct DaemonParts: Sendable {
             logger: logger)
         await sessions.useOpenID(OIDCCacheVerifier(
             cache: OIDCProviderCache(fetcher: URLSessionDocumentFetcher(), clock: configuration.clock)))
+        // Start-up ends twice over: when the server listens (``announce``, below) and when the work
+        // loop has resumed the stored logins; whichever comes last unmaps start-up's code.
         let workLoop = SessionWorkLoop(sessions: sessions, vault: vault, clock: configuration.clock,
-                                       sleeper: configuration.sleeper, logger: logger)
+                                       sleeper: configuration.sleeper, logger: logger,
+                                       startupDone: { MemoryTrim.releaseCodePages() })
         let keyring = await KeyringUnlock.ifConfigured(vault: vault, logger: logger, onUnlock: workLoop.vaultUnlocked)
         let service = VaultService(
             vault: vault, items: KeyringBackends.itemStore(for: settings, vault: vault, clock: configuration.clock),
@@ -119,6 +122,9 @@ struct DaemonParts: Sendable {
             ])
             // Start-up's code (argument parsing, policy and database set-up, the conformance scan)
             // is not needed again: unmap it, so resident memory is what serving uses (MemoryTrim).
+            // The header's key sources are decoded here once (Status reuses them while the header's
+            // bytes are unchanged), so no call after start-up runs the header's decoder.
+            _ = try? vault.keySourceKindsNow()
             MemoryTrim.releaseCodePages()
         }
         var services: [any Service] = keyring.map { [$0] } ?? []

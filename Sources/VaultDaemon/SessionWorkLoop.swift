@@ -22,8 +22,14 @@ final class SessionWorkLoop: Service, Sendable {
     private let logger: Logger
     private let wake = WakeSignal()
     private let resumeRequested = Atomic(false)
+    /// Runs once, after the first round (the stored logins resumed, or nothing to resume): the
+    /// daemon's start-up is over then, and the daemon unmaps its code (``MemoryTrim``).
+    private let startupDone: @Sendable () -> Void
 
-    init(sessions: SessionManager, vault: EncryptedVault, clock: any VaultClock, sleeper: any Clock<Duration>, logger: Logger) {
+
+    init(sessions: SessionManager, vault: EncryptedVault, clock: any VaultClock, sleeper: any Clock<Duration>, logger: Logger,
+         startupDone: @escaping @Sendable () -> Void = {}) {
+        self.startupDone = startupDone
         self.sessions = sessions
         self.vault = vault
         self.clock = clock
@@ -45,9 +51,14 @@ final class SessionWorkLoop: Service, Sendable {
     }
 
     private func loop() async {
+        var firstRound = true
         while !Task.isCancelled {
             if resumeRequested.exchange(false, ordering: .acquiringAndReleasing) { await resume() }
             await sessions.runDueWork()
+            if firstRound {
+                firstRound = false
+                startupDone()
+            }
             let next = await sessions.nextWakeUp()
             let seconds = next.map { $0.timeIntervalSince(clock.now) } ?? 60
             // Work still due right after a round means it could not run (the vault is locked):

@@ -30,9 +30,10 @@ public final class SQLiteSealedStorage: SealedStorage {
 
     /// Page cache per connection, in KiB (SQLite's default is 2,000 KiB each). The operating
     /// system caches the file as well, so a miss costs a `pread`, not a disk read; a point read or
-    /// a store touches a handful of pages. Measured with 10,000 items: the writer at 1 MiB and the
-    /// readers at 256 KiB keep about 3 MiB less heap than the defaults (docs/speed.md, "Daemon memory").
-    static let writerCacheKiB = 1024
+    /// a store touches a handful of pages. Measured with 10,000 items: the writer at 512 KiB and the
+    /// readers at 256 KiB keep about 4 MiB less heap than the defaults, and a store into that vault
+    /// is as fast (docs/speed.md, "Memory: code pages and page caches").
+    static let writerCacheKiB = 512
     static let readerCacheKiB = 256
 
     public init(path: String) throws {

@@ -71,6 +71,23 @@ import VaultTesting
         #expect(now.secret.constantTimeEquals(Array("token 2".utf8)))
     }
 
+    /// Status's key source kinds are decoded once per header: a header with other bytes (here put
+    /// in behind the vault's back: a second vault's, made with a key file) is decoded afresh.
+    @Test func keySourceKindsFollowTheHeadersBytes() async throws {
+        let test = try await TestVault()
+        #expect(try test.vault.keySourceKindsNow() == ["passphrase"])
+        #expect(try test.vault.keySourceKindsNow() == ["passphrase"])
+
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let storage = try SQLiteSealedStorage(path: "\(directory)/vault.db")
+        defer { try? storage.close() }
+        _ = try await EncryptedVault.create(storage: storage, keySource: .keyFile(SecureBytes(count: 32) { _ in }))
+        let header = try #require(try storage.readHeaderNow())
+        try test.tamper { db in try db.execute(sql: "UPDATE vault_header SET body = ? WHERE id = 1", arguments: [Data(header)]) }
+        #expect(try test.vault.keySourceKindsNow() == ["keyfile"])
+    }
+
     @Test func aStateChangedBehindTheVaultsBackIsNeverTrustedByTheFastPath() async throws {
         let test = try await TestVault()
         try await test.vault.store(secure("v1"), service: "s", account: "a")
