@@ -2,8 +2,7 @@ import CLinuxShims
 import Foundation
 import ServiceLifecycle
 
-/// Gives the heap's free pages back to the kernel, and unmaps the code pages the work used, once
-/// the daemon has gone quiet after work.
+/// Gives the heap's free pages back to the kernel once the daemon has gone quiet after work.
 ///
 /// glibc keeps memory freed by a burst (a `List` of 10,000 items, 64 concurrent stores) in its
 /// arenas, and trims only the top of each heap by itself; `malloc_trim(0)` also releases the free
@@ -16,16 +15,16 @@ struct MemoryTrim: Service {
     var quiet: Duration = .seconds(2)
     let sleeper: any Clock<Duration>
     /// What a trim does; tests count the calls.
-    var trim: @Sendable () -> Void = {
-        _ = sortedvault_malloc_trim()
-        releaseCodePages()
-    }
+    var trim: @Sendable () -> Void = { _ = sortedvault_malloc_trim() }
 
     /// Unmaps the pages of code and constants (of the daemon's binary and its libraries) that the
-    /// daemon mapped; the next request maps again, by minor faults from the page cache, the ones
-    /// it uses. A burst's code (a `List` of 10,000 items, an unlock) then stops counting once it is
-    /// over, as its heap does. Measured on the release daemon: the binary's resident pages went
-    /// from 20 MiB to 10 MiB under a steady stream of Retrieve calls (docs/speed.md, "Daemon memory").
+    /// daemon mapped; a page used again is mapped again, by a minor fault from the page cache.
+    /// Called once start-up is over (``DaemonParts``): what only start-up ran (argument parsing,
+    /// policy and database set-up, resuming the stored logins, the runtime's first conformance
+    /// scans) then no longer counts in the daemon's resident memory; measured, a fresh daemon goes
+    /// from about 32 to 21 MiB (docs/speed.md, "Memory: code pages and page caches"). Not after
+    /// every quiet spell as the heap trim is: the first call after each would map its code again,
+    /// measured 0.3 ms slower.
     @discardableResult
     static func releaseCodePages() -> Int {
         Int(sortedvault_release_code_pages())
