@@ -14,7 +14,9 @@ import PackageDescription
 // 112,000 in the static daemon, which the loader reads (2.7 MB of the file) and applies at every start.
 // Packed, they take 40 KB: 4.6 MiB less resident in a fresh daemon (docs/speed.md, "Linking"). lld
 // comes with every Swift toolchain for Linux. Not the CLIs: linked so, they started 0.15 ms slower
-// (lld's extra read-only segment), and their relocations cost little.
+// (lld's extra read-only segment), and their relocations cost little. `-z now` binds every symbol at
+// start: no lazy binding runs after start-up, whose code the daemon then unmaps (docs/speed.md,
+// "Memory: code pages and page caches"), and the GOT is read-only (full RELRO).
 let packedRelocations: [LinkerSetting] = [
     .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "-z", "-Xlinker", "now"], .when(platforms: [.linux])),
 ]
