@@ -3,8 +3,8 @@ import Synchronization
 import VaultCore
 
 /// Item metadata the fast path has opened and checked, by row: a Retrieve of an unchanged row
-/// skips the metadata's secretbox open and JSON decode (a fifth of the daemon's own CPU per
-/// Retrieve, docs/speed.md).
+/// skips the metadata's secretbox open and JSON decode (about a tenth of the daemon's user time
+/// per Retrieve, docs/speed.md).
 ///
 /// It is exactly as strict as opening again: an entry is used only when the row read now has the
 /// same lookup, revision and clear expiry and *byte for byte the same sealed metadata* as the row it

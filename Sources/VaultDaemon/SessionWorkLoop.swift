@@ -26,7 +26,6 @@ final class SessionWorkLoop: Service, Sendable {
     /// daemon's start-up is over then, and the daemon unmaps its code (``MemoryTrim``).
     private let startupDone: @Sendable () -> Void
 
-
     init(sessions: SessionManager, vault: EncryptedVault, clock: any VaultClock, sleeper: any Clock<Duration>, logger: Logger,
          startupDone: @escaping @Sendable () -> Void = {}) {
         self.startupDone = startupDone
