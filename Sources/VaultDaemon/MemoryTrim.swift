@@ -22,7 +22,7 @@ struct MemoryTrim: Service {
     /// Called once start-up is over (``DaemonParts``): what only start-up ran (argument parsing,
     /// policy and database set-up, resuming the stored logins, the runtime's first conformance
     /// scans) then no longer counts in the daemon's resident memory; measured, a fresh daemon after
-    /// its first call went from 25–26 to 21 MiB (docs/speed.md, "Memory: code pages and page caches"). Not after
+    /// its first call went from 33–34 to about 21 MiB (docs/speed.md, "Memory: code pages and page caches"). Not after
     /// every quiet spell as the heap trim is: the first call after each would map its code again,
     /// measured 0.3 ms slower.
     @discardableResult
