@@ -21,6 +21,7 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
     private let configuration: VarlinkServerConfiguration
     private let peer: PeerCredentials
     private let executableRecheck: ExecutableRecheck
+    private let liveToken: LiveHandlerCount.Token
     private var frames: FrameBuffer
     private var sink: ReplySink?
     private var context: ChannelHandlerContext?
@@ -38,8 +39,10 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
     /// The last reply written, so that a close waits for it to reach the socket.
     private var lastWrite: EventLoopFuture<Void>?
 
-    init(dispatcher: VarlinkDispatcher, configuration: VarlinkServerConfiguration, peer: PeerCredentials, allocator: ByteBufferAllocator) {
+    init(dispatcher: VarlinkDispatcher, configuration: VarlinkServerConfiguration, peer: PeerCredentials,
+         allocator: ByteBufferAllocator, liveToken: LiveHandlerCount.Token) {
         self.dispatcher = dispatcher
+        self.liveToken = liveToken
         self.configuration = configuration
         self.peer = peer
         self.executableRecheck = ExecutableRecheck(peer)
@@ -49,6 +52,20 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         self.sink = ReplySink(channel: context.channel)
+    }
+
+    /// The channel closed (NIO removes every handler then): drop the context. The context holds this
+    /// handler, so while the handler held its context neither was ever freed, nor the pipeline and
+    /// channel behind them: about 4.6 KiB per connection, for the daemon's lifetime.
+    func handlerRemoved(context: ChannelHandlerContext) {
+        isClosed = true
+        sink?.markClosed()
+        handlerTask?.cancel()
+        idleTimer?.cancel()
+        idleTimer = nil
+        frames.wipe()
+        self.context = nil
+        sink = nil
     }
 
     func channelActive(context: ChannelHandlerContext) {

@@ -40,6 +40,7 @@ public final class VarlinkServer: Sendable {
     private let logger: Logger
     private let group: any EventLoopGroup
     private let state: Mutex<State>
+    private let liveHandlers = LiveHandlerCount()
 
     public init(info: VarlinkServiceInfo, interfaces: [any VarlinkInterface], configuration: VarlinkServerConfiguration = .init(), logger: Logger) {
         self.dispatcher = VarlinkDispatcher(info: info, interfaces: interfaces, logger: logger)
@@ -53,6 +54,10 @@ public final class VarlinkServer: Sendable {
     public var connectionCount: Int {
         state.withLock { $0.connections.count }
     }
+
+    /// The number of served connections whose handler is still in memory: open ones, and closed ones
+    /// not yet freed (for tests: it must come back to zero).
+    var liveConnectionHandlers: Int { liveHandlers.value }
 
     /// Binds a new Unix socket at `unixSocketPath` with mode 0600, and starts serving.
     ///
@@ -213,7 +218,8 @@ public final class VarlinkServer: Sendable {
             }
         }
         return addHandler(VarlinkConnectionHandler(
-            dispatcher: dispatcher, configuration: configuration, peer: peer, allocator: channel.allocator), to: channel)
+            dispatcher: dispatcher, configuration: configuration, peer: peer, allocator: channel.allocator,
+            liveToken: liveHandlers.token()), to: channel)
     }
 
     /// Adds `handler` to the pipeline; call on the channel's event loop.
