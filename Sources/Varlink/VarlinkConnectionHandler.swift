@@ -58,12 +58,7 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
     /// handler, so while the handler held its context neither was ever freed, nor the pipeline and
     /// channel behind them: about 4.6 KiB per connection, for the daemon's lifetime.
     func handlerRemoved(context: ChannelHandlerContext) {
-        isClosed = true
-        sink?.markClosed()
-        handlerTask?.cancel()
-        idleTimer?.cancel()
-        idleTimer = nil
-        frames.wipe()
+        stopServing()
         self.context = nil
         sink = nil
     }
@@ -75,13 +70,18 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        stopServing()
+        context.fireChannelInactive()
+    }
+
+    /// The connection is gone: no more replies, the call in progress cancelled, the buffer wiped.
+    private func stopServing() {
         isClosed = true
         sink?.markClosed()
         handlerTask?.cancel()
         idleTimer?.cancel()
         idleTimer = nil
         frames.wipe()
-        context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
