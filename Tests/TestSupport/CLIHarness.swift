@@ -28,6 +28,8 @@ public final class CLIHarness: @unchecked Sendable {
     public var configDir: String { root + "/config/sortedvault" }
     public private(set) var daemon: Subprocess?
     public var daemonLogPath: String { root + "/daemon.log" }
+    /// The daemon's access log (``environment`` sets XDG_STATE_HOME inside ``root``).
+    public var accessLogPath: String { root + "/home/.local/state/sortedvault/access.log" }
 
     /// The built `sortedvault` executable: next to this test bundle in the build directory.
     public static let executable: String = {
@@ -79,6 +81,8 @@ public final class CLIHarness: @unchecked Sendable {
         environment["XDG_RUNTIME_DIR"] = runtimeDir
         environment["XDG_DATA_HOME"] = root + "/data"
         environment["XDG_CONFIG_HOME"] = root + "/config"
+        // Set, not inherited: a developer's own XDG_STATE_HOME must never receive a test's access log.
+        environment["XDG_STATE_HOME"] = root + "/home/.local/state"
         return environment
     }
 
@@ -157,8 +161,24 @@ public final class CLIHarness: @unchecked Sendable {
         self.daemon = nil
     }
 
+    /// The daemon's log, as bytes; throws when there is none, so that "the log holds no secret"
+    /// cannot pass on a log that was never written.
+    public func daemonLog() throws -> Data {
+        guard let bytes = FileManager.default.contents(atPath: daemonLogPath) else {
+            throw HarnessError("there is no daemon log at \(daemonLogPath)")
+        }
+        return bytes
+    }
+
+    /// Whether the daemon's log holds `text`'s exact bytes (whatever else it holds, UTF-8 or not).
+    public func daemonLogged(_ text: String) throws -> Bool {
+        try daemonLog().range(of: Data(text.utf8)) != nil
+    }
+
+    /// The daemon's log as text, for messages and positive checks (a missing log says so).
     public func daemonOutput() -> String {
-        (try? String(contentsOfFile: daemonLogPath, encoding: .utf8)) ?? ""
+        guard let bytes = try? daemonLog() else { return "<no daemon log at \(daemonLogPath)>" }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     public func socketAnswers() -> Bool {
