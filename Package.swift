@@ -129,7 +129,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .target(name: "VaultClient", dependencies: ["Varlink", "VaultAPI", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession"]),
+        .target(name: "VaultClient", dependencies: ["Varlink", "VaultAPI", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession", "VaultWireClient"]),
         // What both executables share: options, secret input, exit codes, starting the daemon.
         .target(
             name: "SortedVaultCLI",

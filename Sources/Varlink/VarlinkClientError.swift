@@ -5,6 +5,8 @@ public enum VarlinkClientError: Error, Sendable, Equatable, CustomStringConverti
     case unreachable(path: String, reason: String)
     /// The socket exists but this user may not connect to it.
     case permissionDenied(path: String)
+    /// Something answers at the path, but the caller's check of the peer refused it (nothing was sent).
+    case untrustedPeer(path: String, reason: String)
     /// The service did not answer within the timeout; the connection is closed.
     case timedOut
     /// The service closed the connection, or it was closed locally.
@@ -18,6 +20,8 @@ public enum VarlinkClientError: Error, Sendable, Equatable, CustomStringConverti
             return "No service at \(path) (\(reason)). Start the daemon, or check the socket path."
         case .permissionDenied(let path):
             return "Permission denied connecting to \(path). The socket belongs to another user; run as its owner."
+        case .untrustedPeer(let path, let reason):
+            return "Refusing the service at \(path): \(reason). Nothing was sent."
         case .timedOut:
             return "The service did not answer in time. It may be overloaded or hung; try again or restart it."
         case .connectionClosed:

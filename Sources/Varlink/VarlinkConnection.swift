@@ -33,7 +33,11 @@ public final class VarlinkConnection: @unchecked Sendable {
     ///
     /// Throws ``VarlinkClientError/unreachable(path:reason:)`` when no daemon listens there, and
     /// ``VarlinkClientError/permissionDenied(path:)`` when the socket is not ours.
-    public init(unixSocketPath path: String, timeout: Duration = .seconds(30), maxReplyBytes: Int = 16 << 20) throws {
+    ///
+    /// `verifyPeer` sees the connected descriptor before anything is sent, and returns why the peer
+    /// is not to be trusted (thrown as ``VarlinkClientError/untrustedPeer(path:reason:)``), or nil.
+    public init(unixSocketPath path: String, timeout: Duration = .seconds(30), maxReplyBytes: Int = 16 << 20,
+                verifyPeer: ((CInt) -> String?)? = nil) throws {
         self.path = path
         self.maxReplyBytes = maxReplyBytes
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -42,6 +46,7 @@ public final class VarlinkConnection: @unchecked Sendable {
         }
         do {
             try Self.connect(descriptor, to: path)
+            if let reason = verifyPeer?(descriptor) { throw VarlinkClientError.untrustedPeer(path: path, reason: reason) }
             try Self.setTimeout(descriptor, timeout)
         } catch {
             Glibc.close(descriptor)

@@ -102,7 +102,7 @@ public final class SessionClient: Sendable {
                               onEvent: ((kind: String, service: String, account: String, at: Date)) throws -> Bool) throws {
         let connection: VarlinkConnection
         do {
-            connection = try VarlinkConnection(unixSocketPath: client.socketPath, timeout: .seconds(365 * 86400))
+            connection = try VaultClient.connect(client.socketPath, timeout: .seconds(365 * 86400))
         } catch let error as VarlinkClientError {
             throw VaultClient.vaultError(error, socketPath: client.socketPath)
         }

@@ -6,6 +6,7 @@ import VaultAPI
 import VaultCore
 import VaultCrypto
 import VaultProtocol
+import VaultWireClient
 
 /// A `TokenStore` that talks to the sortedvault daemon over its Unix socket: the client library for
 /// Swift apps. It passes the same conformance suite as the in-process stores.
@@ -107,7 +108,7 @@ public final class VaultClient: TokenStore, LockableStore {
         return try connection.withLock { connection in
             for attempt in 0..<2 {
                 do {
-                    if connection == nil { connection = try VarlinkConnection(unixSocketPath: socketPath, timeout: timeout) }
+                    if connection == nil { connection = try Self.connect(socketPath, timeout: timeout) }
                     return try Self.exchange(M.self, frame, on: connection!)
                 } catch let error as RemoteError {
                     throw decodeError(VarlinkError(error))
@@ -123,6 +124,12 @@ public final class VaultClient: TokenStore, LockableStore {
             }
             throw VaultError(.unavailable, "the daemon closed the connection twice; check its log")
         }
+    }
+
+    /// Opens a connection to this user's daemon: one whose socket ``SocketTrust`` accepts, checked
+    /// before anything is sent.
+    static func connect(_ socketPath: String, timeout: Duration) throws -> VarlinkConnection {
+        try VarlinkConnection(unixSocketPath: socketPath, timeout: timeout) { SocketTrust.distrust(descriptor: $0, path: socketPath) }
     }
 
     /// One call and its one reply, typed: throws `RemoteError` for an error reply, `WireReplyError`
@@ -149,6 +156,8 @@ public final class VaultClient: TokenStore, LockableStore {
             return VaultError(.unavailable, "no sortedvault daemon answers at \(socketPath): start it with `sortedvault daemon`")
         case .permissionDenied:
             return VaultError(.permissionDenied, "not allowed to connect to \(socketPath): the daemon belongs to another user")
+        case .untrustedPeer(_, let reason):
+            return VaultError(.permissionDenied, SocketTrust.refusal(path: socketPath, reason: reason))
         case .timedOut:
             return VaultError(.unavailable, "the daemon at \(socketPath) did not answer in time")
         case .connectionClosed:

@@ -23,19 +23,20 @@ public final class WireConnection {
     /// The largest reply accepted, as the NIO client's default.
     public static let maximumReplyBytes = 16 << 20
 
-    /// Connects, with `timeoutSeconds` bounding every later send and receive. Throws the `errno`
-    /// of the failure (a path too long for `sockaddr_un` is `ENAMETOOLONG`).
+    /// Connects, with `timeoutSeconds` bounding every later send and receive, and checks that the
+    /// socket is this user's (``SocketTrust``) before anything is sent. Throws the `errno` of a failed
+    /// connect (a path too long for `sockaddr_un` is `ENAMETOOLONG`), or why the socket is not trusted.
     public init(path: String, timeoutSeconds: Int = 30) throws(ConnectFailure) {
         self.path = path
         descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw ConnectFailure(code: errno) }
+        guard descriptor >= 0 else { throw .unreachable(code: errno) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
         let bytes = Array(path.utf8)
         guard !bytes.isEmpty, bytes.count < capacity, !bytes.contains(0) else {
             close(descriptor)
-            throw ConnectFailure(code: ENAMETOOLONG)
+            throw .unreachable(code: ENAMETOOLONG)
         }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             raw.copyBytes(from: bytes)
@@ -49,11 +50,27 @@ public final class WireConnection {
         guard status == 0 else {
             let code = errno
             close(descriptor)
-            throw ConnectFailure(code: code)
+            throw .unreachable(code: code)
+        }
+        if let reason = SocketTrust.distrust(descriptor: descriptor, path: path) {
+            close(descriptor)
+            throw .untrusted(SocketTrust.refusal(path: path, reason: reason))
         }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// The connection to the daemon at `path`, or nil when none answers there; throws (exit 3) when
+    /// something answers that is not this user's daemon.
+    public static func toDaemon(at path: String) throws(WireFailure) -> WireConnection? {
+        do {
+            return try WireConnection(path: path)
+        } catch .untrusted(let message) {
+            throw WireFailure(.permissionDenied, message)
+        } catch {
+            return nil
+        }
     }
 
     deinit { close(descriptor) }
@@ -105,9 +122,12 @@ public final class WireConnection {
     }
 }
 
-/// Why `connect` failed: the `errno`.
-public struct ConnectFailure: Error {
-    public let code: Int32
+/// Why no connection was made.
+public enum ConnectFailure: Error {
+    /// `connect` failed with this `errno`: no daemon answers there.
+    case unreachable(code: Int32)
+    /// Something answers, but not this user's daemon (``SocketTrust``): the whole message.
+    case untrusted(String)
 }
 
 /// Why a call got no reply.

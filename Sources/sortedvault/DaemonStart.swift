@@ -21,7 +21,7 @@ enum DaemonStart {
         guard DetachedProcess.spawn(arguments) == 0 else { return nil }
         // Wait up to 5 s for the socket; a daemon that fails to start says why in its own run.
         for _ in 0..<500 {
-            if let connection = try? WireConnection(path: socket) { return connection }
+            if let connection = try WireConnection.toDaemon(at: socket) { return connection }
             usleep(10_000)
         }
         throw WireFailure(.daemonUnreachable, "the daemon did not start; run `sortedvault daemon` in a terminal to see why")

@@ -15,8 +15,8 @@ guard let command = HotCommand.parse(Array(CommandLine.arguments.dropFirst())),
 if command.verb == .store, isatty(0) == 1 { HandOver.toFullCLI() }
 do {
     let connection: WireConnection
-    if let open = try? WireConnection(path: socket) {
-        connection = open
+    if let opened = try WireConnection.toDaemon(at: socket) {
+        connection = opened
     } else if !command.noAutostart, let started = try DaemonStart.startAndConnect(command, socket: socket) {
         connection = started
     } else {

@@ -71,3 +71,20 @@ public final class ReachableExecutable: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 }
+
+/// A fresh directory under the temp directory that another user can reach (mode 0755), removed when
+/// this value goes away: for files another user's process must open or create.
+public final class ReachableDirectory: @unchecked Sendable {
+    public let path: String
+
+    public init() throws {
+        var template = Array((FileManager.default.temporaryDirectory.path + "/sv-reach-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw HarnessError("cannot create a shared directory: \(String(cString: strerror(errno)))")
+        }
+        path = String(cString: made)
+        chmod(path, 0o755)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
