@@ -58,6 +58,7 @@ public enum Daemon {
     /// Runs until SIGTERM or SIGINT, or until its socket path no longer leads to it, then shuts down cleanly.
     public static func run(_ configuration: DaemonConfiguration, logger: Logger) async throws {
         try ProcessHardening.apply()
+        ProcessHardening.scrubEnvironment()
         let daemon = try await DaemonParts.open(configuration, logger: logger)
         var services = daemon.services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }
         if let watch = daemon.socketWatch {
