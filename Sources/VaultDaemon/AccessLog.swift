@@ -130,10 +130,9 @@ final class AccessLog: Sendable {
         return text
     }
 
-    /// `text` quoted as Swift's `debugDescription` quotes it: printable ASCII without `"` or `\`
-    /// is written as is between quotes, anything else goes through `debugDescription` (escapes).
+    /// One field between quotes, escaped at write time (``LogText``): a program's path or a name
+    /// can neither end the line nor carry control or bidirectional characters to the terminal.
     static func quoted(_ text: String) -> String {
-        let plain = text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
-        return plain ? "\"" + text + "\"" : text.debugDescription
+        LogText.quoted(text)
     }
 }

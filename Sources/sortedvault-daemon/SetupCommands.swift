@@ -123,7 +123,7 @@ struct DaemonCommand: AsyncParsableCommand {
         ProcessHardening.closeInheritedDescriptors(keeping: listener)
         let level = logLevel
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = EscapingLogHandler(wrapping: StreamLogHandler.standardError(label: label))
             handler.logLevel = level
             return handler
         }

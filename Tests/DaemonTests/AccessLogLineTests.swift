@@ -12,8 +12,23 @@ import VaultTesting
         "com.example.api", "/usr/bin/curl", "", "a b", "quote\"d", "back\\slash", "tab\there", "new\nline",
         "nul\u{0}", "del\u{7F}", "caf\u{E9}", "\u{212A}elvin", "emoji \u{1F511}",
     ])
-    func aFieldIsQuotedAsDebugDescriptionQuotesIt(_ text: String) {
+    func aFieldWithoutInvisibleCharactersIsQuotedAsDebugDescriptionQuotesIt(_ text: String) {
         #expect(AccessLog.quoted(text) == text.debugDescription)
+    }
+
+    /// What `debugDescription` let through raw: C1 controls (NEL ends a line for some readers, CSI
+    /// starts a terminal command), bidirectional overrides and isolates, line and paragraph
+    /// separators, zero-width characters.
+    @Test(arguments: [
+        ("nel\u{85}x", "\"nel\\u{85}x\""), ("csi\u{9B}31m", "\"csi\\u{9B}31m\""), ("esc\u{1B}[2J", "\"esc\\u{1B}[2J\""),
+        ("rlo\u{202E}gnp.exe", "\"rlo\\u{202E}gnp.exe\""), ("lri\u{2066}x\u{2069}", "\"lri\\u{2066}x\\u{2069}\""),
+        ("ls\u{2028}ps\u{2029}", "\"ls\\u{2028}ps\\u{2029}\""), ("zw\u{200B}j", "\"zw\\u{200B}j\""),
+        ("/tmp/x\n2026-01-01T00:00:00Z allowed uid=0", "\"/tmp/x\\n2026-01-01T00:00:00Z allowed uid=0\""),
+    ])
+    func invisibleAndControlCharactersAreEscaped(_ text: String, _ expected: String) {
+        let quoted = AccessLog.quoted(text)
+        #expect(quoted == expected)
+        #expect(quoted.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value < 0x7F || $0.properties.isAlphabetic })
     }
 
     @Test func aLineStartsWithTheSecondInTheISO8601FormOfDateFormatted() throws {
