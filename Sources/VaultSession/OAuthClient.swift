@@ -35,11 +35,14 @@ struct OAuthClient: Sendable {
         var form = FormBody()
         form.add("grant_type", "refresh_token")
         form.add("refresh_token", secret: refreshToken)
-        return await post(authenticated(form, to: session.provider.tokenEndpoint, provider: session.provider), read: Self.refreshAnswer)
+        let text = ProviderErrorText(sent: [refreshToken] + [session.provider.clientSecret].compactMap { $0 })
+        return await post(authenticated(form, to: session.provider.tokenEndpoint, provider: session.provider)) {
+            Self.refreshAnswer($0, text: text)
+        }
     }
 
-    /// How an RFC 6749 §5.1/§5.2 token answer maps to an outcome.
-    static func refreshAnswer(_ response: OAuthHTTPResponse) -> RefreshAnswer {
+    /// How an RFC 6749 §5.1/§5.2 token answer maps to an outcome; `text` cleans the provider's words.
+    static func refreshAnswer(_ response: OAuthHTTPResponse, text: ProviderErrorText) -> RefreshAnswer {
         switch response.status {
         case 200:
             let parsed = response.body.withUnsafeBytes { raw in Result { try TokenResponse(json: raw) } }
@@ -51,7 +54,7 @@ struct OAuthClient: Sendable {
         case 408, 429, 500...599:
             return .transient("the provider answered HTTP \(response.status)")
         default:
-            let error = Self.errorCode(response.body)
+            let error = Self.errorCode(response.body, text: text)
             if error?.code == "invalid_grant" { return .invalidGrant }
             return .rejected(error: error?.code ?? "http_\(response.status)", description: error?.description)
         }
@@ -61,16 +64,17 @@ struct OAuthClient: Sendable {
         var form = FormBody()
         form.add("token", secret: token)
         form.add("token_type_hint", hint)
-        return await post(authenticated(form, to: endpoint, provider: provider), read: Self.revocationAnswer)
+        let text = ProviderErrorText(sent: [token] + [provider.clientSecret].compactMap { $0 })
+        return await post(authenticated(form, to: endpoint, provider: provider)) { Self.revocationAnswer($0, text: text) }
     }
 
-    /// How an RFC 7009 revocation answer maps to an outcome.
-    static func revocationAnswer(_ response: OAuthHTTPResponse) -> RevocationAnswer {
+    /// How an RFC 7009 revocation answer maps to an outcome; `text` cleans the provider's words.
+    static func revocationAnswer(_ response: OAuthHTTPResponse, text: ProviderErrorText) -> RevocationAnswer {
         switch response.status {
         case 200: return .revoked
         case 408, 429, 500...599: return .transient("the provider answered HTTP \(response.status)")
         default:
-            let error = Self.errorCode(response.body)
+            let error = Self.errorCode(response.body, text: text)
             // RFC 7009 §2.2.1: the server does not revoke this kind of token; nothing more to do.
             if error?.code == "unsupported_token_type" { return .revoked }
             return .rejected(error?.code ?? "http_\(response.status)")
@@ -93,18 +97,11 @@ struct OAuthClient: Sendable {
         return OAuthHTTPRequest(url: url, body: form.finish(), authorization: authorization)
     }
 
-    /// The `error` and `error_description` of an error answer (RFC 6749 §5.2), bounded and cleaned.
-    static func errorCode(_ body: SecureBytes) -> (code: String, description: String?)? {
-        body.withUnsafeBytes { raw -> (String, String?)? in
-            guard case .object(let object)? = try? JSONValue.parse(raw, maxDepth: 8),
-                  let code = object["error"]?.stringValue, Self.isPrintable(code, max: 128) else { return nil }
-            let description = object["error_description"]?.stringValue.flatMap { Self.isPrintable($0, max: 512) ? $0 : nil }
-            return (code, description)
-        }
-    }
-
-    private static func isPrintable(_ text: String, max: Int) -> Bool {
-        !text.isEmpty && text.utf8.count <= max && text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+    /// The `error` and `error_description` of an error answer (RFC 6749 §5.2), bounded and cleaned
+    /// by `text` (a code that echoes a credential is the withheld notice, never the credential).
+    static func errorCode(_ body: SecureBytes, text: ProviderErrorText) -> (code: String, description: String?)? {
+        guard let object = ProviderErrorText.object(body), let code = text.clean(object["error"]?.stringValue, max: 128) else { return nil }
+        return (code, text.clean(object["error_description"]?.stringValue))
     }
 }
 
