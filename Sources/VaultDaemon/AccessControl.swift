@@ -53,7 +53,7 @@ struct AccessControl: Sendable {
 
     /// Whether any rule could ever allow this peer anything; strangers are refused at accept.
     func admits(_ peer: PeerCredentials) -> Bool {
-        Policy.knownOperations.contains { policy.decide(request(peer, $0, nil)).allowed }
+        policy.admits(request(peer, "status", nil).peer)
     }
 
     private func request(_ peer: PeerCredentials, _ operation: String, _ service: String?) -> AccessRequest {

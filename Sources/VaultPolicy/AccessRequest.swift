@@ -5,9 +5,10 @@
 /// guard decision.allowed else { throw VaultError(.permissionDenied, "\(decision)") }
 /// ```
 ///
-/// Leave `service` `nil` only for operations that concern no single service (status, lock,
-/// unlock, listing every service); such a request is decided by the rules' peer and operation
-/// parts alone.
+/// Leave `service` `nil` only for operations that concern no single service: the vault-wide ones
+/// (``Policy/vaultWideOperations``), which only rules for every service decide, and listings of
+/// every service (``Policy/listingOperations``), which a rule for some services allows and whose
+/// entries are then checked one by one (``Rule/matches(_:)``).
 public struct AccessRequest: Sendable {
     public let peer: PeerIdentity
     /// An operation name from ``Policy/knownOperations``.

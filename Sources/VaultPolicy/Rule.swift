@@ -20,13 +20,32 @@ public struct Rule: Sendable, Hashable {
     public let executables: [Glob]?
     /// Operation patterns: known names, "*", or prefixes such as "session.*".
     public let operations: [Glob]
-    /// Service patterns; consulted only when the request names a service.
+    /// Service patterns. For a request without a service see ``matches(_:)``.
     public let services: [Glob]
+
+    /// Whether `services` covers every service name (it holds "*").
+    public var coversEveryService: Bool { services.contains { $0.pattern == "*" } }
 
     public var name: String { reference.name }
 
     /// True when every condition of the rule holds for `request`.
+    ///
+    /// A request without a service is one of two kinds (``Policy/vaultWideOperations`` and
+    /// ``Policy/listingOperations``): a rule whose services cover every service decides both; a rule
+    /// for some services only allows a listing (each entry is then checked with its own service) and
+    /// decides nothing that acts on the whole vault — so an app allowed `com.a.*` cannot lock the
+    /// vault, and a deny rule for `com.bank*` cannot refuse `status` to the owner.
     public func matches(_ request: AccessRequest) -> Bool {
+        guard matchesPeerAndOperation(request) else { return false }
+        if let service = request.service {
+            return services.contains { $0.matches(service) }
+        }
+        if coversEveryService { return true }
+        return effect == .allow && Policy.listingOperations.contains(request.operation)
+    }
+
+    /// True when the rule's peer conditions and operations hold for `request`, whatever its service.
+    func matchesPeerAndOperation(_ request: AccessRequest) -> Bool {
         let peer = request.peer
         if let uids, !uids.contains(peer.uid) { return false }
         if let gids, !Self.peer(peer, isIn: gids, deciding: effect) { return false }
@@ -35,11 +54,7 @@ public struct Rule: Sendable, Hashable {
                 return false
             }
         }
-        guard operations.contains(where: { $0.matches(request.operation) }) else { return false }
-        if let service = request.service {
-            return services.contains { $0.matches(service) }
-        }
-        return true
+        return operations.contains(where: { $0.matches(request.operation) })
     }
 
     /// Group membership: effective gid or supplementary groups. When the supplementary groups are

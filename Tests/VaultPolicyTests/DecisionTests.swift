@@ -63,7 +63,8 @@ struct DecisionTests {
         Case(uid: 500, operation: "store", service: "com.sorted.admin", allowed: true, rule: ("owner", 1), why: "deny rule does not cover store"),
         Case(uid: 0, operation: "status", service: nil, allowed: false, rule: nil, why: "root is not @self: default deny"),
         Case(uid: 1000, operation: "retrieve", service: "com.sorted.api", allowed: true, rule: ("cli-tokens", 8), why: "uid, executable glob, operation and service glob all match"),
-        Case(uid: 1000, operation: "status", service: nil, allowed: true, rule: ("cli-tokens", 8), why: "a request without service is decided by peer and operation"),
+        Case(uid: 1000, operation: "status", service: nil, allowed: false, rule: nil, why: "a rule for some services does not grant a vault-wide operation"),
+        Case(uid: 1000, operation: "list", service: nil, allowed: true, rule: ("cli-tokens", 8), why: "a rule for some services grants a listing (entries are checked one by one)"),
         Case(uid: 1000, executable: "/usr/local/bin/sorted-cli", operation: "retrieve", service: "com.sorted.api", allowed: false, rule: nil, why: "executable glob does not match another directory"),
         Case(uid: 1000, executable: nil, operation: "retrieve", service: "com.sorted.api", allowed: false, rule: nil, why: "unknown executable never matches a rule with executables"),
         Case(uid: 1000, operation: "store", service: "com.sorted.api", allowed: false, rule: nil, why: "operation not listed"),
@@ -76,7 +77,8 @@ struct DecisionTests {
         Case(uid: 2000, operation: "session.refresh", service: "app-", allowed: false, rule: nil, why: "? does not match nothing"),
         Case(uid: 2000, gid: 101, operation: "session.refresh", service: "app-1", allowed: false, rule: nil, why: "gid does not match"),
         Case(uid: 2000, operation: "store", service: "app-1", allowed: false, rule: nil, why: "session.* does not cover store"),
-        Case(uid: 2000, operation: "session.status", service: nil, allowed: true, rule: ("group-sessions", 16), why: "no service: services are not consulted"),
+        Case(uid: 2000, operation: "session.list", service: nil, allowed: true, rule: ("group-sessions", 16), why: "a listing of every login: allowed by a rule for some services"),
+        Case(uid: 2000, operation: "session.status", service: nil, allowed: false, rule: nil, why: "an operation on one login asked without it: only a rule for every service decides"),
     ]
 
     @Test(arguments: cases)
