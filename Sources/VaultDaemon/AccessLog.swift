@@ -33,6 +33,8 @@ final class AccessLog: Sendable {
     /// The text of the last peer and of the last decision written: a connection's calls repeat
     /// both, so a line costs no number formatting or quoting for them.
     private let lastParts = Mutex(LastParts())
+    /// Each program's line budget: a flood is counted and summarised, not written line by line.
+    private let budget = Mutex(AccessLogBudget())
 
     private struct LastParts {
         var peer: (uid: UInt32, gid: UInt32, pid: Int32, executable: String?)?
@@ -79,6 +81,7 @@ final class AccessLog: Sendable {
 
     /// One call's decision.
     func record(_ peer: PeerCredentials, operation: String, service: String?, decision: Decision) {
+        guard admit(peer, allowed: decision.allowed, operation: operation) else { return }
         let (peerText, decisionText) = lastParts.withLock { last -> (String, String) in
             if last.peer == nil || last.peer! != (peer.uid, peer.gid, peer.pid, peer.executable) {
                 last.peer = (peer.uid, peer.gid, peer.pid, peer.executable)
@@ -95,8 +98,38 @@ final class AccessLog: Sendable {
 
     /// A connection refused at accept: no rule could ever allow this peer anything.
     func recordRefusedConnection(_ peer: PeerCredentials) {
+        guard admit(peer, allowed: false, operation: "connect") else { return }
         write(Self.peerText(peer), operation: "connect", service: nil, allowed: false,
               quotedWhy: Self.quoted("denied: no policy rule admits this peer"))
+    }
+
+    /// Takes the line from the program's budget, writing any summary due first; false: count only.
+    private func admit(_ peer: PeerCredentials, allowed: Bool, operation: String) -> Bool {
+        let program = AccessLogBudget.Program(uid: peer.uid, executable: peer.executable ?? "?")
+        let now = clock.now.timeIntervalSince1970
+        let verdict = budget.withLock { $0.admit(program, allowed: allowed, operation: operation, at: now) }
+        for (program, suppressed) in verdict.summaries { writeSummary(program, suppressed) }
+        return verdict.write
+    }
+
+    /// Writes the summaries of programs that have been counting for at least `age` seconds (all of
+    /// them with 0, at shutdown), so a flood that stopped is reported without waiting for its next line.
+    func flushSummaries(olderThan age: Double = 0) {
+        let now = clock.now.timeIntervalSince1970
+        for (program, suppressed) in budget.withLock({ $0.takeSummaries(olderThan: age, at: now) }) {
+            writeSummary(program, suppressed)
+        }
+    }
+
+    /// `… summary uid=1000 exe="/usr/bin/x" lines=4076 counted="denied lock=4000, denied retrieve=76" since=…`
+    private func writeSummary(_ program: AccessLogBudget.Program, _ suppressed: AccessLogBudget.Suppressed) {
+        let counted = suppressed.counts.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
+        let uid = program == AccessLogBudget.otherPrograms ? "*" : "\(program.uid)"
+        let line = timestamp() + " summary uid=" + uid + " exe=" + Self.quoted(program.executable)
+            + " lines=\(suppressed.total) counted=" + Self.quoted(counted)
+            + " since=" + Self.format(seconds: Int(suppressed.since.rounded(.down)))
+            + " note=" + Self.quoted("over this program's line budget: counted, not written one by one") + "\n"
+        emit(line)
     }
 
     private static func peerText(_ peer: PeerCredentials) -> String {
@@ -109,6 +142,10 @@ final class AccessLog: Sendable {
         line += " operation=" + Self.quoted(operation)
         if let service { line += " service=" + Self.quoted(service) }
         line += " decision=" + quotedWhy + "\n"
+        emit(line)
+    }
+
+    private func emit(_ line: String) {
         switch destination {
         case .journal: FileHandle.standardError.write(Data(("sortedvault access: " + line).utf8))
         case .file(let file): file.append(line)
@@ -120,13 +157,19 @@ final class AccessLog: Sendable {
     private func timestamp() -> String {
         let seconds = Int(clock.now.timeIntervalSince1970.rounded(.down))
         if let cached = lastStamp.withLock({ $0.seconds == seconds ? $0.text : nil }) { return cached }
+        let text = Self.format(seconds: seconds)
+        lastStamp.withLock { $0 = (seconds, text) }
+        return text
+    }
+
+    /// `seconds` since the epoch as `2026-11-22T18:40:01Z`.
+    static func format(seconds: Int) -> String {
         var time = time_t(seconds)
         var parts = tm()
         gmtime_r(&time, &parts)
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
         let text = "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
-        lastStamp.withLock { $0 = (seconds, text) }
         return text
     }
 

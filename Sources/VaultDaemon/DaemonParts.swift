@@ -31,6 +31,7 @@ struct DaemonParts: Sendable {
     let services: [any Service]
     /// Watches the socket path, for a socket this daemon bound.
     let socketWatch: SocketWatch?
+    let accessLog: AccessLog?
     let logger: Logger
 
     /// Loads the policy, opens and (with a key file) unlocks the vault and locks the socket
@@ -134,6 +135,7 @@ struct DaemonParts: Sendable {
                                      sleeper: configuration.sleeper, logger: logger))
         }
         services.append(MemoryTrim(activity: activity, sleeper: configuration.sleeper))
+        if let accessLog { services.append(AccessLogSummaries(log: accessLog, sleeper: configuration.sleeper)) }
         services.append(SocketServer(server: server, inheritedListener: configuration.inheritedListener, socketPath: paths.socket,
                                      bound: bound, keyring: keyring, announce: announce, logger: logger))
         // A systemd socket is systemd's to manage; the watch covers a socket this daemon bound.
@@ -142,7 +144,7 @@ struct DaemonParts: Sendable {
             clock: configuration.clock, sleeper: configuration.sleeper, logger: logger)
         return DaemonParts(vault: vault, storage: storage, generationRecord: generationRecord,
                            socketDirectory: socketDirectory, socketPath: paths.socket,
-                           bound: bound, services: services, socketWatch: watch, logger: logger)
+                           bound: bound, services: services, socketWatch: watch, accessLog: accessLog, logger: logger)
     }
 
     /// After the services stopped: removes the socket (only while it is still this daemon's),
@@ -150,6 +152,7 @@ struct DaemonParts: Sendable {
     /// socket directory.
     func close() async {
         ListeningSocket.remove(socketPath, ifStill: bound.current)
+        accessLog?.flushSummaries()
         await vault.lock()
         generationRecord.flush()
         do {

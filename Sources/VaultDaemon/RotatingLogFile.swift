@@ -6,8 +6,10 @@ import Glibc
 #endif
 
 /// An append-only text file capped at `maxBytes`: when a line would pass the cap, the file becomes
-/// `NAME.1` (replacing the previous one) and a new file starts, so the log never takes more than
-/// twice the cap on disk. Files are 0600 in a 0700 directory.
+/// `NAME.1` (the older ones move up to `NAME.2`, `NAME.3`, …) and a new file starts. Rotated files are
+/// kept by time: those last written more than ``keepSeconds`` ago are removed at the next rotation,
+/// and never more than ``maxRotated`` of them (a bound on the disk it takes: `maxBytes` times that).
+/// Files are 0600 in a 0700 directory.
 ///
 /// ```swift
 /// let file = try RotatingLogFile(path: state + "/access.log", maxBytes: 1 << 20)
@@ -16,6 +18,10 @@ import Glibc
 final class RotatingLogFile: Sendable {
     let path: String
     let maxBytes: Int
+    /// Rotated files are kept this long (90 days): a reader has time to look, whatever the volume.
+    static let keepSeconds = 90 * 86_400
+    /// At most this many rotated files, whatever their age.
+    static let maxRotated = 64
     private struct State {
         var descriptor: CInt
         var size: Int
@@ -41,6 +47,7 @@ final class RotatingLogFile: Sendable {
         state.withLock { state in
             if state.size > 0 && state.size + bytes.count > maxBytes {
                 close(state.descriptor)
+                Self.shiftRotated(path)
                 rename(path, path + ".1")
                 guard let (descriptor, size) = try? Self.open(path) else {
                     state.descriptor = -1
@@ -51,6 +58,27 @@ final class RotatingLogFile: Sendable {
             guard state.descriptor >= 0 else { return }
             let written = bytes.withUnsafeBytes { write(state.descriptor, $0.baseAddress, $0.count) }
             if written > 0 { state.size += written }
+        }
+    }
+
+    /// `NAME.k` becomes `NAME.k+1`, oldest first; files past ``maxRotated`` or older than
+    /// ``keepSeconds`` (by their last write) are removed.
+    private static func shiftRotated(_ path: String) {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var last = 0
+        while last < maxRotated, access(path + ".\(last + 1)", F_OK) == 0 { last += 1 }
+        var index = last
+        while index >= 1 {
+            let name = path + ".\(index)"
+            var info = stat()
+            let expired = stat(name, &info) == 0 && Int(now.tv_sec) - Int(info.st_mtim.tv_sec) > keepSeconds
+            if index >= maxRotated || expired {
+                unlink(name)
+            } else {
+                rename(name, path + ".\(index + 1)")
+            }
+            index -= 1
         }
     }
 

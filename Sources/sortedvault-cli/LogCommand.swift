@@ -13,8 +13,10 @@ struct Log: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the daemon's access log: who asked for what, allowed or denied, and by which rule.",
         discussion: """
-            The log is $XDG_STATE_HOME/sortedvault/access.log (default ~/.local/state), capped and rotated once to
-            access.log.1. A daemon run by systemd logs to the journal instead: journalctl --user -u sortedvault.
+            The log is $XDG_STATE_HOME/sortedvault/access.log (default ~/.local/state), capped at 1 MiB and rotated to
+            access.log.1, access.log.2, … (kept 90 days, at most 64 of them). A program over its line budget is counted,
+            not written line by line: a "summary" line gives its counts. A daemon run by systemd logs to the journal
+            instead: journalctl --user -u sortedvault.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -31,11 +33,20 @@ struct Log: AsyncParsableCommand {
             guard FileManager.default.fileExists(atPath: path) else {
                 throw VaultError(.notFound, "no access log at \(path): the daemon has not run yet, or systemd runs it and it logs to the journal (journalctl --user -u sortedvault)")
             }
-            let older = (try? String(contentsOfFile: path + ".1", encoding: .utf8)) ?? ""
             let current = try String(contentsOfFile: path, encoding: .utf8)
-            let all = (older + current).split(separator: "\n", omittingEmptySubsequences: true)
-            for line in all.suffix(lines) { print(line) }
-            if follow { try followAppends(path, from: current.utf8.count) }
+            var shown = current.split(separator: "\n", omittingEmptySubsequences: true).suffix(lines)
+            // The rotated files, newest first, only as far back as the lines asked for reach.
+            var index = 1
+            while shown.count < lines, let older = try? String(contentsOfFile: path + ".\(index)", encoding: .utf8) {
+                let needed = lines - shown.count
+                shown = older.split(separator: "\n", omittingEmptySubsequences: true).suffix(needed) + shown
+                index += 1
+            }
+            for line in shown { print(line) }
+            if follow {
+                fflush(nil)  // every output stream: the -n lines reach a pipe before the wait
+                try followAppends(path, from: current.utf8.count)
+            }
         }
     }
 

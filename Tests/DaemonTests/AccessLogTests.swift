@@ -100,7 +100,9 @@ extension DaemonSuite {
             #expect(!FileManager.default.fileExists(atPath: Self.accessLog(cli)))
         }
 
-        @Test func theAccessLogIsCappedAndRotatedOnce() throws {
+        /// Every rotated file is kept (by time, not one copy): 200 calls at a 4 KiB cap lose no line,
+        /// and `sortedvault log` reads back across the files in order.
+        @Test func theAccessLogIsCappedAndRotatedWithoutLosingALine() throws {
             let cli = try CLIHarness(autostart: false)
             try cli.initKeyFileVault()
             try cli.startDaemon(extraArguments: ["--access-log-max-bytes", "4096"])
@@ -111,14 +113,123 @@ extension DaemonSuite {
             let directory = (path as NSString).deletingLastPathComponent
             // The state directory holds the vault's generation record too (docs/rollback.md).
             let logs = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("access.log") }
-            #expect(logs.sorted() == ["access.log", "access.log.1"])
-            for file in [path, path + ".1"] {
-                let size = (try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? -1
+            #expect(logs.count > 2 && Set(logs) == Set(["access.log"] + (1..<logs.count).map { "access.log.\($0)" }), "\(logs.sorted())")
+            var statusLines = 0
+            for file in logs {
+                let size = (try FileManager.default.attributesOfItem(atPath: directory + "/" + file)[.size] as? Int) ?? -1
                 #expect(size > 0 && size <= 4096, "\(file) is \(size) bytes")
+                statusLines += try String(contentsOfFile: directory + "/" + file, encoding: .utf8).components(separatedBy: "operation=\"status\"").count - 1
             }
-            let last = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").last ?? ""
-            #expect(last.contains("operation=\"status\""))
+            #expect(statusLines == 200)
+            let shown = try cli.run(["log", "-n", "1000"])
+            #expect(shown.status == 0)
+            #expect(shown.text.components(separatedBy: "operation=\"status\"").count - 1 == 200)
+            let stamps = shown.text.split(separator: "\n").map { $0.prefix(20) }
+            #expect(stamps == stamps.sorted(), "sortedvault log printed the files out of order")
             cli.stopDaemon()
+        }
+
+        /// `sortedvault log -n 3 --follow | reader`: the three lines reach the pipe before the wait for
+        /// new ones, and a line written later follows (standard output is flushed, not held in a buffer).
+        @Test func followThroughAPipeShowsTheLastLinesAndThenNewOnes() throws {
+            let cli = try CLIHarness(autostart: false)
+            try cli.initKeyFileVault()
+            try cli.startDaemon()
+            defer { cli.stopDaemon() }
+            for service in ["com.one", "com.two", "com.three"] {
+                #expect(try cli.run(["store", service, "ada"], input: Data("x".utf8)).status == 0)
+            }
+            var pipe: [Int32] = [0, 0]
+            #expect(Glibc.pipe(&pipe) == 0)
+            let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+            let follower = try Subprocess.spawn([CLIHarness.executable, "log", "-n", "3", "--follow"], environment: cli.environment,
+                                                stdin: null, stdout: pipe[1], stderr: null)
+            close(pipe[1])
+            close(null)
+            // Should the lines never come, the follower is ended after a minute, so the read ends
+            // and the test fails instead of hanging.
+            let watchdog = DispatchWorkItem { follower.signal(SIGTERM) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
+            defer { watchdog.cancel(); follower.signal(SIGTERM); follower.wait(); close(pipe[0]) }
+            let reader = FileHandle(fileDescriptor: pipe[0], closeOnDealloc: false)
+            /// Reads until `text` has arrived; only an end of output (the follower died) ends it early.
+            func read(until text: String, into received: inout String) -> Bool {
+                while !received.contains(text) {
+                    let chunk = reader.availableData
+                    if chunk.isEmpty { return false }
+                    received += String(decoding: chunk, as: UTF8.self)
+                }
+                return true
+            }
+            var received = ""
+            #expect(read(until: "service=\"com.three\"", into: &received), "\(received)")
+            #expect(try cli.run(["store", "com.four", "ada"], input: Data("x".utf8)).status == 0)
+            #expect(read(until: "service=\"com.four\"", into: &received), "\(received)")
+        }
+
+        /// Issue 21.3: a program allowed one operation sends 4,096 denied calls and a program no rule
+        /// admits opens 3,000 connections; the owner's lines before and after are still there, and
+        /// the refusals are written up to their budget, the rest counted in exact summaries.
+        @Test func aFloodOfRefusalsLeavesTheOwnersLinesAndExactCounts() throws {
+            let cli = try CLIHarness(autostart: false)
+            try cli.initKeyFileVault()
+            let testProcess = SessionNameConfusionTests.testExecutable
+            try cli.writePolicy(access: """
+                [[rule]]
+                name = "owner"
+                effect = "allow"
+                uids = ["@self"]
+                executables = ["\(CLIHarness.executable)", "\(CLIHarness.executable)-cli"]
+                operations = ["*"]
+                services = ["*"]
+
+                [[rule]]
+                name = "app"
+                effect = "allow"
+                uids = ["@self"]
+                executables = ["\(testProcess)"]
+                operations = ["retrieve"]
+                services = ["com.app"]
+
+                """, settings: String(contentsOfFile: CLIHarness.repository + "/policy/settings.toml", encoding: .utf8))
+            try cli.startDaemon(extraArguments: ["--access-log-max-bytes", "16384"])
+            #expect(try cli.run(["store", "com.owner.before", "ada"], input: Data("x".utf8)).status == 0)
+            let connection = try VarlinkConnection(unixSocketPath: cli.socket)
+            defer { connection.close() }
+            var refused = 0
+            for _ in 0..<4096 where (try? connection.call("org.sortedvault.vault.Lock")) == nil { refused += 1 }
+            #expect(refused == 4096)
+            let python = try PythonRunner(environment: cli.environment, scratch: cli.root)
+            let flood = try python.run(["-c", """
+                import socket, sys
+                for _ in range(3000):
+                    s = socket.socket(socket.AF_UNIX)
+                    s.connect(sys.argv[1])
+                    s.recv(1)  # the daemon closes a refused connection: then it has logged it
+                    s.close()
+                """, cli.socket])
+            #expect(flood.status == 0, "\(flood.stderr)")
+            #expect(try cli.run(["store", "com.owner.after", "ada"], input: Data("x".utf8)).status == 0)
+            #expect(cli.stopDaemon() == 0)  // writes what is still being counted
+
+            let directory = (Self.accessLog(cli) as NSString).deletingLastPathComponent
+            var lines: [String] = []
+            for file in try FileManager.default.contentsOfDirectory(atPath: directory) where file.hasPrefix("access.log") {
+                lines += try String(contentsOfFile: directory + "/" + file, encoding: .utf8).split(separator: "\n").map(String.init)
+            }
+            #expect(lines.contains { $0.contains("service=\"com.owner.before\"") }, "the owner's earlier line was pushed out")
+            #expect(lines.contains { $0.contains("service=\"com.owner.after\"") })
+            func total(_ operation: String, exe: (String) -> Bool) -> (written: Int, counted: Int) {
+                let written = lines.filter { $0.contains(" denied ") && $0.contains("operation=\"\(operation)\"") && exe($0) }.count
+                let counted = lines.filter { $0.contains(" summary ") && exe($0) }
+                    .map { AccessLogBudgetTests.counted($0)["denied " + operation] ?? 0 }.reduce(0, +)
+                return (written, counted)
+            }
+            let app = total("lock") { $0.contains("exe=\"\(testProcess)\"") }
+            #expect(app.written == 20 && app.written + app.counted == 4096, "\(app)")
+            let stranger = total("connect") { $0.contains("python") }
+            #expect(stranger.written <= 20 && stranger.written + stranger.counted == 3000, "\(stranger)")
+            #expect(lines.count < 100, "\(lines.count) lines")
         }
     }
 }

@@ -70,17 +70,19 @@ extension SecretServiceSuite {
             let stuck = try Subprocess.spawn([DaemonHarness.executable, "retrieve", "svc", "acct", "--no-autostart"], environment: cli.environment,
                                              stdin: null, stdout: out.fileDescriptor, stderr: out.fileDescriptor)
             // The daemon logs its decision before it asks the keyring: from then on the call is stuck.
+            var status: Int32 = 0
             let reached = DaemonHarness.eventually(within: 60) {
-                ((try? String(contentsOfFile: cli.accessLogPath, encoding: .utf8)) ?? "").contains("operation=retrieve")
+                ((try? String(contentsOfFile: cli.accessLogPath, encoding: .utf8)) ?? "").contains("operation=\"retrieve\"")
+                    || stuck.hasExited(status: &status)
             }
-            #expect(reached, "the retrieve never reached the daemon")
+            let log = (try? String(contentsOfFile: cli.accessLogPath, encoding: .utf8)) ?? "<no access log>"
+            try #require(reached && log.contains("operation=\"retrieve\""), "the retrieve never reached the daemon: \(log)")
             for _ in 0..<5 {
                 #expect(try await cli.client.status().locked == false)
             }
             // No wall-clock bound: the order proves it. The stuck call can only end by SIGCONT (then it
             // succeeds) or by libsecret's D-Bus timeout (then it fails). Had a status call waited behind
             // it, it would have waited out that timeout, and the retrieve would have failed.
-            var status: Int32 = 0
             #expect(!stuck.hasExited(status: &status), "the retrieve finished although the keyring was stopped")
             kill(keyring.keyringPID, SIGCONT)
             #expect(stuck.wait() == 0, "the blocked retrieve failed: the status calls waited until libsecret gave up on the keyring")
