@@ -17,7 +17,7 @@ struct Exec: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a command with a login's access token in a private file (its path in an environment variable).",
         discussion: """
-            The file (mode 0600 under $XDG_RUNTIME_DIR/sortedvault/exec) holds the token's bytes and \
+            The file (mode 0600 under your own $XDG_RUNTIME_DIR/sortedvault/exec, whatever --socket says) holds the token's bytes and \
             nothing else. When the daemon refreshes the login while the command runs, the file is replaced \
             atomically (readers see the old or the new token, never a mix); it is removed when the command \
             exits or is killed. The exit status is the command's (128 + N when killed by signal N); \
@@ -43,9 +43,8 @@ struct Exec: AsyncParsableCommand {
         var status: Int32 = 0
         try await reportingErrors {
             let key = try ItemKey(service: session[0], account: session[1])
-            let paths = try global.paths()
             let sessions = try global.sessionClient()
-            let file = try TokenFile(runtimeDirectory: (paths.socketDirectory as NSString).deletingLastPathComponent)
+            let file = try TokenFile(environment: ProcessInfo.processInfo.environment)
             defer { file.remove() }
             // Watch first, so a refresh between the first token and the command's start is not missed.
             try TokenRefresher(sessions: sessions, key: key, file: file).start()

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SortedVaultCLI
 import VaultClient
 import VaultCore
 

@@ -115,6 +115,52 @@ extension DaemonSuite {
             cli.stopDaemon()
         }
 
+        /// Issue 21.7: with `--socket` elsewhere the token directory stays under the caller's own
+        /// XDG_RUNTIME_DIR (it was put beside the socket's directory, in someone else's if shared).
+        @Test func theTokenFileIsInTheCallersRuntimeDirectoryWhateverTheSocket() async throws {
+            let provider = try OAuthTestProvider()
+            let cli = try CLIHarness(autostart: false)
+            try cli.initKeyFileVault()
+            let elsewhere = cli.root + "/elsewhere"
+            try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            try cli.startDaemon(extraArguments: ["--socket", elsewhere + "/socket"], socketPath: elsewhere + "/socket")
+            defer { cli.stopDaemon() }
+            let sessions = SessionClient(socketPath: elsewhere + "/socket")
+            guard case .object(let response) = try JSONValue.parse(try await provider.signIn()) else { throw HarnessError("bad token response") }
+            try await sessions.save(tokenResponse: response, provider: try provider.provider(), for: Self.key)
+            let result = try cli.run(["exec", "--socket", elsewhere + "/socket", "--session", Self.key.service, Self.key.account, "--",
+                                      "/bin/sh", "-c", #"printf %s "$SORTEDVAULT_TOKEN_FILE""#])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.text.hasPrefix(cli.runtimeDir + "/sortedvault/exec/token-"), "the token file was at \(result.text)")
+            #expect(!FileManager.default.fileExists(atPath: cli.root + "/sortedvault"))
+        }
+
+        /// Issue 21.7: the exec directory swapped for a symlink while the command runs: the next
+        /// refresh is written through the descriptor of the directory that was checked, never into
+        /// the symlink's target (the old code followed the path and wrote the token there).
+        @Test func aDirectorySwappedForASymlinkRedirectsNoRefresh() async throws {
+            let (provider, cli, sessions) = try await Self.signedIn()
+            _ = provider
+            defer { cli.stopDaemon() }
+            let exec = try Self.startExec(cli, #"printf %s "$TOKEN_FILE" > "$DIR/path"; exec sleep 300"#)
+            defer { exec.signal(SIGTERM); exec.wait() }
+            let path = try await Self.waitForFile(cli.root + "/path")
+            let name = (path as NSString).lastPathComponent
+            let execDirectory = cli.runtimeDir + "/sortedvault/exec"
+            let trap = cli.root + "/trap"
+            try FileManager.default.createDirectory(atPath: trap, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            #expect(rename(execDirectory, execDirectory + ".moved") == 0)
+            #expect(symlink(trap, execDirectory) == 0)
+            let refreshed = try #require(try await sessions.refresh(Self.key).grant).accessToken.withUnsafeBytes { Data($0) }
+            let moved = execDirectory + ".moved/" + name
+            let deadline = ContinuousClock.now + .seconds(20)  // a bound on failing only
+            while FileManager.default.contents(atPath: moved) != refreshed, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(FileManager.default.contents(atPath: moved) == refreshed, "the refresh was not written to the checked directory")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: trap) == [], "the refresh followed the symlink")
+        }
+
         @Test func aCommandIsNotStartedWithoutAValidLogin() throws {
             let cli = try CLIHarness()
             try cli.initKeyFileVault()

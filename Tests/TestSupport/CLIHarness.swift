@@ -124,7 +124,9 @@ public final class CLIHarness: @unchecked Sendable {
 
     /// Starts `sortedvault daemon` and waits (at most `timeout` seconds) until its socket answers.
     /// `prefix` runs it through another command that execs it (e.g. `prlimit --memlock=0`).
-    public func startDaemon(extraArguments: [String] = [], prefix: [String] = [], timeout: TimeInterval = 20) throws {
+    /// Starts `sortedvault daemon EXTRA…` and waits until `socketPath` (this world's socket unless
+    /// told, for a daemon given `--socket`) answers.
+    public func startDaemon(extraArguments: [String] = [], prefix: [String] = [], timeout: TimeInterval = 20, socketPath: String? = nil) throws {
         let log = open(daemonLogPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
         defer { close(log); close(null) }
@@ -134,7 +136,7 @@ public final class CLIHarness: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         var status: Int32 = 0
         while Date() < deadline {
-            if socketAnswers() { return }
+            if socketAnswers(socketPath) { return }
             if process.hasExited(status: &status) {
                 daemon = nil
                 throw HarnessError("the daemon exited with \(status): \(daemonOutput())")
@@ -181,7 +183,8 @@ public final class CLIHarness: @unchecked Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    public func socketAnswers() -> Bool {
+    public func socketAnswers(_ path: String? = nil) -> Bool {
+        let socket = path ?? self.socket
         let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
