@@ -30,6 +30,8 @@ public struct GitCredentialStore: Sendable {
     public func get(_ request: GitCredentialMessage, notes: inout [String]) async throws -> SecureBytes? {
         guard let origin = try Self.origin(request) else { return nil }
         if let binding = try await GitLoginBinding.find(origin: origin, in: store) {
+            // A binding made before http was refused, or a request git downgraded: no token in clear.
+            try GitLoginBinding.checkTransport(origin)
             return try await token(for: binding, notes: &notes)
         }
         let service = try Self.service(request)

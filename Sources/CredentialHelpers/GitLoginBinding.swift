@@ -36,7 +36,35 @@ public struct GitLoginBinding: Sendable, Equatable {
         }
         let origin = "\(scheme)://\(host)" + (components.port.map { ":\($0)" } ?? "")
         _ = try GitCredentialMessage.checkedText(Array(origin.utf8)[...], field: "the URL")
+        try checkTransport(origin)
         return origin
+    }
+
+    /// git sends the bound login's access token as its password: only over https, or over plain
+    /// http to this machine (127.0.0.0/8, ::1, localhost), where it never crosses a network.
+    public static func checkTransport(_ origin: String) throws {
+        guard let separator = origin.range(of: "://") else { throw GitCredentialError("\(origin.debugDescription) is not a URL like https://git.example.com") }
+        let scheme = origin[..<separator.lowerBound].lowercased()
+        if scheme == "https" { return }
+        var host = String(origin[separator.upperBound...])
+        if host.hasPrefix("[") {
+            host = String(host.dropFirst().prefix { $0 != "]" })
+        } else if let colon = host.lastIndex(of: ":") {
+            host = String(host[..<colon])
+        }
+        guard scheme == "http" else {
+            throw GitCredentialError("a login's token goes only to https hosts, not \(scheme): bind https://\(host)")
+        }
+        guard isLoopback(host) else {
+            throw GitCredentialError("refusing to send a login's access token in clear over http to \(host): bind https://\(host) (plain http is allowed only to this machine, 127.0.0.1 or ::1)")
+        }
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        let lower = host.lowercased()
+        if lower == "localhost" || lower == "::1" { return true }
+        let parts = lower.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { part in UInt8(part).map { String($0) == part } ?? false }
     }
 
     /// Stores the binding, replacing any other binding of the same host.

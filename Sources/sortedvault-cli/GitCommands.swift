@@ -32,7 +32,14 @@ struct GitBind: AsyncParsableCommand {
         try await reportingErrors {
             do {
                 let origin = try GitLoginBinding.origin(fromURL: url)
-                let binding = GitLoginBinding(origin: origin, username: username, login: try ItemKey(service: service, account: account))
+                let login = try ItemKey(service: service, account: account)
+                // A binding to no login would only fail at the first git fetch.
+                do {
+                    _ = try await global.sessionClient().status(login)
+                } catch let error as VaultError where error.code == .notFound {
+                    throw VaultError(.notFound, "there is no login \(service) \(account) to bind: save or sign in to it first (`sortedvault session list` shows the logins)")
+                }
+                let binding = GitLoginBinding(origin: origin, username: username, login: login)
                 try await binding.save(in: try global.client())
                 print("git requests for \(origin) now get the access token of \(service)/\(account) (user name \(username))")
             } catch let error as GitCredentialError {

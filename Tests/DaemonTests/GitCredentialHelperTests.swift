@@ -4,6 +4,7 @@ import TestSupport
 import Testing
 import VaultClient
 import VaultCore
+import VaultCrypto
 
 extension DaemonSuite {
     /// git 2.39 (Debian) with git-credential-sortedvault, against a live daemon, the test OAuth2
@@ -91,12 +92,16 @@ extension DaemonSuite {
 
         /// A bound host whose login is gone: no answer (git then fails, never prompting), and the
         /// helper says why on standard error; a plain password stored for that host is not used instead.
-        @Test func aBoundHostWithoutAValidLoginGetsNoCredentialAndAReason() throws {
+        @Test func aBoundHostWithoutAValidLoginGetsNoCredentialAndAReason() async throws {
             let cli = try CLIHarness()
             try cli.initKeyFileVault()
             try cli.startDaemon()
             let ours = try CLIHarness.sibling("git-credential-sortedvault")
+            let key = try ItemKey(service: "com.example.git", account: "ada")
+            let provider = try await Self.signIn(cli, key)
             #expect(try cli.run(["git", "bind", "https://git.example.com", "com.example.git", "ada"]).status == 0)
+            #expect(try cli.run(["session", "logout", "com.example.git", "ada"]).status == 0)
+            _ = provider
             #expect(try cli.run(["store", "git:https://git.example.com", "oauth2"], input: Data("stale-password".utf8)).status == 0)
             let fill = try Self.git(cli, ["credential", "fill"], helper: ours, input: "protocol=https\nhost=git.example.com\n\n")
             #expect(fill.status != 0)
@@ -106,6 +111,49 @@ extension DaemonSuite {
             let plain = try Self.git(cli, ["credential", "fill"], helper: ours, input: "protocol=https\nhost=git.example.com\n\n")
             #expect(plain.text.contains("password=stale-password\n"))
             cli.stopDaemon()
+        }
+
+        /// Saves a login of `key` at a fresh test provider (kept alive by the caller).
+        static func signIn(_ cli: CLIHarness, _ key: ItemKey) async throws -> OAuthTestProvider {
+            let provider = try OAuthTestProvider()
+            guard case .object(let response) = try JSONValue.parse(try await provider.signIn()) else { throw HarnessError("bad token response") }
+            try await SessionClient(socketPath: cli.socket).save(tokenResponse: response, provider: try provider.provider(), for: key)
+            return provider
+        }
+
+        /// Issue 21.9: git sends the bound login's token as a password, so a binding is made only for
+        /// https or plain http to this machine, and a binding to plain http elsewhere (made before
+        /// the check) gets no token. Issue 24: a binding to a login that does not exist is refused.
+        @Test func aLoginIsBoundOnlyToHTTPSOrLoopbackAndOnlyWhenItExists() async throws {
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            try cli.startDaemon()
+            defer { cli.stopDaemon() }
+            let key = try ItemKey(service: "com.example.git", account: "ada")
+            let missing = try cli.run(["git", "bind", "https://git.example.com", "com.example.none", "ada"])
+            #expect(missing.status == 1 && missing.stderr.contains("there is no login"), "\(missing.status) \(missing.stderr)")
+            let provider = try await Self.signIn(cli, key)
+            _ = provider
+            for url in ["http://git.example.com", "http://10.0.0.1:8080", "http://127.0.0.1.example.com", "ftp://git.example.com"] {
+                let refused = try cli.run(["git", "bind", url, "com.example.git", "ada"])
+                #expect(refused.status != 0 && refused.stderr.contains("https"), "\(url): \(refused.status) \(refused.stderr)")
+            }
+            for url in ["https://git.example.com", "http://127.0.0.1:8080", "http://localhost", "http://[::1]:9"] {
+                let bound = try cli.run(["git", "bind", url, "com.example.git", "ada"])
+                #expect(bound.status == 0, "\(url): \(bound.stderr)")
+            }
+            let httpBindings = try await cli.client.list().map(\.service).filter { $0.hasPrefix("git-login:http://") }
+            #expect(Set(httpBindings) == ["git-login:http://127.0.0.1:8080", "git-login:http://localhost", "git-login:http://[::1]:9"])
+
+            // A binding of plain http to another host, as an older version could make it.
+            let options = try StoreOptions(label: "git login binding", attributes: ["session.service": key.service, "session.account": key.account])
+            try await cli.client.store(SecureBytes(copying: Array("sortedvault git login binding".utf8)),
+                                       for: try ItemKey(service: "git-login:http://git.example.com", account: "oauth2"), options: options)
+            let ours = try CLIHarness.sibling("git-credential-sortedvault")
+            let fill = try Self.git(cli, ["credential", "fill"], helper: ours, input: "protocol=http\nhost=git.example.com\n\n")
+            #expect(fill.status != 0)
+            #expect(!fill.text.contains("password="), "the token was sent for plain http: \(fill.text)")
+            #expect(fill.stderr.contains("in clear over http"), "\(fill.stderr)")
         }
 
         @Test func injectionAttemptsAreRefusedAndNoSecretIsEchoed() throws {
