@@ -22,10 +22,13 @@ public protocol GenerationRecord: Sendable {
 }
 
 /// A ``GenerationRecord`` in a small text file (`sortedvault generation v1`, the vault id in hex, the
-/// generation), replaced atomically: written to a temporary file, fsynced, renamed, directory fsynced.
+/// generation, then one `accepted rollback …` line per recovery, the last ``historyLimit`` kept),
+/// replaced atomically: written to a temporary file, fsynced, renamed, directory fsynced.
 public struct GenerationFile: GenerationRecord {
     public let path: String
     private static let magic = "sortedvault generation v1"
+    static let historyPrefix = "accepted rollback "
+    static let historyLimit = 16
 
     public init(path: String) {
         self.path = path
@@ -36,18 +39,37 @@ public struct GenerationFile: GenerationRecord {
             if FileManager.default.fileExists(atPath: path) { throw unreadable("cannot be read") }
             return nil
         }
-        let lines = String(decoding: data.prefix(256), as: UTF8.self).split(separator: "\n").map(String.init)
-        guard lines.count == 3, lines[0] == Self.magic, let generation = UInt64(lines[2]),
-              lines[1].utf8.count == 32, let id = Self.bytes(hex: lines[1]) else {
+        let lines = String(decoding: data.prefix(8192), as: UTF8.self).split(separator: "\n").map(String.init)
+        guard lines.count >= 3, lines[0] == Self.magic, let generation = UInt64(lines[2]),
+              lines[1].utf8.count == 32, let id = Self.bytes(hex: lines[1]),
+              lines.dropFirst(3).allSatisfy({ $0.hasPrefix(Self.historyPrefix) }) else {
             throw unreadable("is damaged")
         }
         return (id, generation)
     }
 
+    /// The recoveries recorded (`sortedvault recover --accept-rollback`), oldest first.
+    public func acceptedRollbacks() -> [String] {
+        guard let data = FileManager.default.contents(atPath: path) else { return [] }
+        return String(decoding: data.prefix(8192), as: UTF8.self).split(separator: "\n").dropFirst(3)
+            .filter { $0.hasPrefix(Self.historyPrefix) }.map(String.init)
+    }
+
+    /// Adds `line` (after ``historyPrefix``) to the record, keeping its vault id and generation.
+    public func recordAcceptedRollback(_ line: String) throws {
+        guard let (id, generation) = try read() else { throw VaultError.storageFailure("the vault's generation record \(path) is missing: nothing to add the recovery to") }
+        try write(vaultID: id, generation: generation, history: Array((acceptedRollbacks() + [Self.historyPrefix + line]).suffix(Self.historyLimit)))
+    }
+
     public func write(vaultID: [UInt8], generation: UInt64) throws {
+        try write(vaultID: vaultID, generation: generation, history: acceptedRollbacks())
+    }
+
+    private func write(vaultID: [UInt8], generation: UInt64, history: [String]) throws {
         let directory = (path as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let text = "\(Self.magic)\n\(vaultID.map { String(format: "%02x", $0) }.joined())\n\(generation)\n"
+            + history.map { $0 + "\n" }.joined()
         let temporary = "\(path).\(UUID().uuidString).tmp"  // unique: two vaults of one process may write at once
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw failure("cannot be written") }

@@ -132,6 +132,14 @@ final class AccessLog: Sendable {
         emit(line)
     }
 
+    /// What the owner did to the vault outside the daemon (`sortedvault recover`), by this process:
+    /// `… owner uid=1000 gid=1000 pid=42 exe="…" operation="recover" note="…"`.
+    func recordOwnerAction(operation: String, note: String) {
+        let me = PeerCredentials(uid: getuid(), gid: getgid(), pid: getpid(),
+                                 executable: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")))
+        emit(timestamp() + " owner" + Self.peerText(me) + " operation=" + Self.quoted(operation) + " note=" + Self.quoted(note) + "\n")
+    }
+
     private static func peerText(_ peer: PeerCredentials) -> String {
         " uid=\(peer.uid) gid=\(peer.gid) pid=\(peer.pid) exe=" + quoted(peer.executable ?? "?")
     }

@@ -32,6 +32,7 @@ struct DaemonParts: Sendable {
     /// Watches the socket path, for a socket this daemon bound.
     let socketWatch: SocketWatch?
     let accessLog: AccessLog?
+    let owner: VaultOwnerLock
     let logger: Logger
 
     /// Loads the policy, opens and (with a key file) unlocks the vault and locks the socket
@@ -59,6 +60,13 @@ struct DaemonParts: Sendable {
             throw DaemonError("no vault at \(paths.database): run `sortedvault init` first")
         }
         let socketDirectory = try SocketDirectory(socketPath: paths.socket, keepSocket: configuration.inheritedListener != nil)
+        let owner: VaultOwnerLock
+        do {
+            owner = try VaultOwnerLock(database: paths.database)
+        } catch let error as VaultError {
+            socketDirectory.release()
+            throw DaemonError("refusing to start: \(error.reason)")
+        }
         let storage: SQLiteSealedStorage
         let vault: EncryptedVault
         // Written after each acknowledged change, off the caller's thread (the event loop): a store
@@ -75,6 +83,7 @@ struct DaemonParts: Sendable {
                 }
             }
         } catch {
+            owner.release()
             socketDirectory.release()
             throw error
         }
@@ -144,7 +153,7 @@ struct DaemonParts: Sendable {
             clock: configuration.clock, sleeper: configuration.sleeper, logger: logger)
         return DaemonParts(vault: vault, storage: storage, generationRecord: generationRecord,
                            socketDirectory: socketDirectory, socketPath: paths.socket,
-                           bound: bound, services: services, socketWatch: watch, accessLog: accessLog, logger: logger)
+                           bound: bound, services: services, socketWatch: watch, accessLog: accessLog, owner: owner, logger: logger)
     }
 
     /// After the services stopped: removes the socket (only while it is still this daemon's),
@@ -160,6 +169,7 @@ struct DaemonParts: Sendable {
         } catch {
             logger.warning("the database did not close cleanly: \(error)")
         }
+        owner.release()
         socketDirectory.release()
         logger.info("stopped")
     }

@@ -2,24 +2,31 @@ import ArgumentParser
 import Foundation
 import Vault
 import VaultCore
+import VaultDaemon
 import VaultProtocol
 import VaultSQLite
 import SortedVaultCLI
 
 /// `sortedvault recover --accept-rollback`: the way out after the vault refused an older copy of
-/// itself (docs/rollback.md). It unlocks the vault directly (stop the daemon first) and makes its rows
-/// as they are now the vault's state, at a generation newer than any seen, so later opens succeed.
-/// Whatever the older copy rolled back (a revoked token, a deleted login) stays rolled back.
+/// itself (docs/rollback.md). With the daemon stopped (it holds ``VaultOwnerLock``, so recovery cannot
+/// run beside it and no daemon starts during it) and the owner's confirmation on a terminal (or
+/// `--yes`), it unlocks the vault directly and makes its rows as they are now the vault's state, at a
+/// generation newer than any seen, so later opens succeed. Whatever the older copy rolled back (a
+/// revoked token, a deleted login) stays rolled back, so the recovery is recorded where the owner
+/// looks: the access log and the generation record.
 struct Recover: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Accept the vault as it is after a rollback was detected (stop the daemon first).",
         discussion: """
-            Run this only if you restored an older copy of vault.db on purpose. Items changed or deleted since that
-            copy come back in their older state: sign in again to the logins you had logged out of.
+            Run this only if you restored an older copy of vault.db on purpose. Items changed or deleted since that \
+            copy come back in their older state: sign in again to the logins you had logged out of, and log out again \
+            of the ones you had logged out of. The daemon must be stopped. It asks for confirmation on the terminal \
+            (--yes without one) and records the recovery in the access log (sortedvault log) and the generation record.
             """)
 
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Confirm: the vault as it is now becomes the current state.") var acceptRollback = false
+    @Flag(help: "Do not ask on the terminal (for scripts); the recovery is still recorded.") var yes = false
     @Option(help: "Read the passphrase from this file descriptor instead of the terminal.") var passphraseFd: Int32?
 
     func run() async throws {
@@ -31,9 +38,14 @@ struct Recover: AsyncParsableCommand {
             guard FileManager.default.fileExists(atPath: paths.database) else {
                 throw VaultError(.notInitialized, "no vault at \(paths.database)")
             }
+            let owner = try VaultOwnerLock(database: paths.database)
+            defer { owner.release() }
+            try confirm(paths.database)
+            let record = GenerationFile(path: paths.generationRecord)
+            let before = (try? record.read()).flatMap { $0 }?.generation
             let storage = try SQLiteSealedStorage(path: paths.database)
             defer { try? storage.close() }
-            let vault = try await EncryptedVault.openForRecovery(storage: storage, generationRecord: GenerationFile(path: paths.generationRecord))
+            let vault = try await EncryptedVault.openForRecovery(storage: storage, generationRecord: record)
             let credential: UnlockCredential
             if try await vault.keySourceKinds().contains("keyfile") {
                 credential = .keyFile(try KeyFile.load(from: paths.keyFile))
@@ -41,7 +53,39 @@ struct Recover: AsyncParsableCommand {
                 credential = .passphrase(try SecretInput.passphrase(fd: passphraseFd, prompt: "Vault passphrase: "))
             }
             try await vault.unlock(credential, acceptingRollback: true)
-            print("accepted the vault as it is now (\(try await vault.itemCount()) items); start the daemon again")
+            let items = try await vault.itemCount()
+            let after = (try? record.read()).flatMap { $0 }?.generation
+            let note = "accepted the vault as it is now: \(items) items, generation "
+                + (before.map(String.init) ?? "unknown") + " -> " + (after.map(String.init) ?? "unknown")
+            let stamp = Date().formatted(.iso8601)
+            do {
+                try record.recordAcceptedRollback("\(stamp) uid \(getuid()) pid \(getpid()): \(note)")
+            } catch let error as VaultError {
+                FileHandle.standardError.write(Data("sortedvault: the recovery is not in the generation record: \(error.reason)\n".utf8))
+            }
+            if !OwnerActionLog.record(path: paths.accessLog, operation: "recover", note: note) {
+                FileHandle.standardError.write(Data("sortedvault: the recovery could not be written to the access log \(paths.accessLog)\n".utf8))
+            }
+            print("\(note); start the daemon again")
+        }
+    }
+
+    /// The owner says yes on the terminal, or passed `--yes`; anything else changes nothing.
+    private func confirm(_ database: String) throws {
+        if yes { return }
+        guard isatty(STDIN_FILENO) == 1 else {
+            throw VaultError.invalidArgument("nothing was changed: no terminal to confirm on; run it in a terminal, or pass --yes")
+        }
+        FileHandle.standardError.write(Data("""
+            This makes \(database) as it is now the vault's current state. Whatever the older copy rolled back \
+            (a revoked token, a deleted item) comes back. Type "accept" to go on:\u{20}
+            """.utf8))
+        guard let answer = readLine(), answer.trimmingCharacters(in: .whitespaces) == "accept" else {
+            throw VaultError.invalidArgument("nothing was changed: the recovery was not confirmed")
         }
     }
 }
+
+#if canImport(Glibc)
+import Glibc
+#endif

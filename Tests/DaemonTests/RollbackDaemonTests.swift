@@ -2,6 +2,10 @@ import Foundation
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 extension DaemonSuite {
     /// Issue 9.6 through the real binaries: an older copy of vault.db (and its -wal) put back while the
     /// daemon is stopped makes the next daemon refuse to start, naming the rollback and the recovery;
@@ -33,11 +37,45 @@ extension DaemonSuite {
 
             let refused = try cli.run(["recover"])
             #expect(refused.status != 0, "recover without --accept-rollback must change nothing")
-            let recovered = try cli.run(["recover", "--accept-rollback"])
+            let recovered = try cli.run(["recover", "--accept-rollback", "--yes"])
             #expect(recovered.status == 0, "recover failed: \(recovered.stderr)")
             try cli.startDaemon()
             #expect(try cli.run(["retrieve", "login", "ada"]).text == "revoked refresh token",
                     "after accepting, the copy is the vault, rolled-back items included")
+            cli.stopDaemon()
+        }
+
+        /// Issue 21.8: recovery brought a revoked token back silently, beside a live daemon and with no
+        /// confirmation. Now it needs the daemon stopped, a "yes" on a terminal (or --yes), and it
+        /// leaves a line in the access log and the generation record.
+        @Test func recoveryNeedsTheDaemonStoppedAConfirmationAndLeavesATrace() throws {
+            let cli = try CLIHarness(autostart: false)
+            try cli.initKeyFileVault()
+            try cli.startDaemon()
+            #expect(try cli.run(["store", "login", "ada"], input: Data("token".utf8)).status == 0)
+            let beside = try cli.run(["recover", "--accept-rollback", "--yes"])
+            #expect(beside.status == 7 && beside.stderr.contains("in use by process"), "\(beside.status) \(beside.stderr)")
+            cli.stopDaemon()
+
+            let unconfirmed = try cli.run(["recover", "--accept-rollback"])
+            #expect(unconfirmed.status == 64 && unconfirmed.stderr.contains("no terminal to confirm on"), "\(unconfirmed.status) \(unconfirmed.stderr)")
+            // On a terminal (script(1) gives it one): anything but "accept" changes nothing.
+            let command = "'\(CLIHarness.executable)' recover --accept-rollback --no-autostart"
+            let declined = try cli.runProgram(["/usr/bin/script", "-qec", command, "/dev/null"], input: Data("no\n".utf8))
+            #expect(declined.status == 64 && declined.text.contains("not confirmed"), "\(declined.status) \(declined.text)")
+            let state = cli.root + "/home/.local/state/sortedvault"
+            let record = try #require(try FileManager.default.contentsOfDirectory(atPath: state).first { $0.hasPrefix("generation-") })
+            #expect(!(try String(contentsOfFile: state + "/" + record, encoding: .utf8)).contains("accepted rollback"))
+            let accepted = try cli.runProgram(["/usr/bin/script", "-qec", command, "/dev/null"], input: Data("accept\n".utf8))
+            #expect(accepted.status == 0 && accepted.text.contains("Type \"accept\""), "\(accepted.status) \(accepted.text)")
+
+            let recorded = try String(contentsOfFile: state + "/" + record, encoding: .utf8)
+            #expect(recorded.contains("accepted rollback ") && recorded.contains("1 items"), "\(recorded)")
+            let log = try cli.run(["log", "-n", "5"]).text
+            #expect(log.contains(" owner uid=\(getuid()) ") && log.contains("operation=\"recover\"") && log.contains("1 items"), "\(log)")
+            // The record still opens: the daemon starts and serves the item.
+            try cli.startDaemon()
+            #expect(try cli.run(["retrieve", "login", "ada"]).text == "token")
             cli.stopDaemon()
         }
     }
