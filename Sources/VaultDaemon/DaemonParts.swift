@@ -62,7 +62,7 @@ struct DaemonParts: Sendable {
         let socketDirectory = try SocketDirectory(socketPath: paths.socket, keepSocket: configuration.inheritedListener != nil)
         let owner: VaultOwnerLock
         do {
-            owner = try VaultOwnerLock(database: paths.database)
+            owner = try VaultOwnerLock(database: paths.database, exclusive: false)
         } catch let error as VaultError {
             socketDirectory.release()
             throw DaemonError("refusing to start: \(error.reason)")

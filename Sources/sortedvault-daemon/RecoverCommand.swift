@@ -38,7 +38,7 @@ struct Recover: AsyncParsableCommand {
             guard FileManager.default.fileExists(atPath: paths.database) else {
                 throw VaultError(.notInitialized, "no vault at \(paths.database)")
             }
-            let owner = try VaultOwnerLock(database: paths.database)
+            let owner = try VaultOwnerLock(database: paths.database, exclusive: true)
             defer { owner.release() }
             try confirm(paths.database)
             let record = GenerationFile(path: paths.generationRecord)

@@ -63,6 +63,22 @@ extension DaemonSuite {
             let command = "'\(CLIHarness.executable)' recover --accept-rollback --no-autostart"
             let declined = try cli.runProgram(["/usr/bin/script", "-qec", command, "/dev/null"], input: Data("no\n".utf8))
             #expect(declined.status == 64 && declined.text.contains("not confirmed"), "\(declined.status) \(declined.text)")
+            // While a recovery waits for its answer, no daemon starts on the vault.
+            var input: [Int32] = [0, 0]
+            #expect(pipe(&input) == 0)
+            let output = open(cli.root + "/waiting.log", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+            let waiting = try Subprocess.spawn(["/usr/bin/script", "-qec", command, "/dev/null"], environment: cli.environment,
+                                               stdin: input[0], stdout: output, stderr: output)
+            close(input[0])
+            close(output)
+            #expect(CLIHarness.eventually(within: 30) {
+                ((try? String(contentsOfFile: cli.root + "/waiting.log", encoding: .utf8)) ?? "").contains("Type \"accept\"")
+            })
+            #expect(throws: HarnessError.self) { try cli.startDaemon() }
+            #expect(cli.daemonOutput().contains("is being recovered by process"), "\(cli.daemonOutput())")
+            _ = write(input[1], "no\n", 3)
+            close(input[1])
+            #expect(waiting.wait() == 64)
             let state = cli.root + "/home/.local/state/sortedvault"
             let record = try #require(try FileManager.default.contentsOfDirectory(atPath: state).first { $0.hasPrefix("generation-") })
             #expect(!(try String(contentsOfFile: state + "/" + record, encoding: .utf8)).contains("accepted rollback"))
