@@ -159,7 +159,7 @@ let package = Package(
             name: "sortedvault-daemon",
             dependencies: [
                 "SortedVaultCLI", "VaultDaemon", "VaultProtocol", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto",
-                "VaultSecretService",
+                "VaultSecretService", "VaultWireClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

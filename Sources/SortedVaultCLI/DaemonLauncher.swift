@@ -15,13 +15,18 @@ public enum DaemonLauncher {
         guard FileManager.default.fileExists(atPath: paths.database) else {
             throw VaultError(.unavailable, "no vault at \(paths.database): create one with `sortedvault init`")
         }
+        StartFailureReport.clear(socket: paths.socket)
         try spawnDaemon(arguments: ["daemon"] + options.daemonArguments)
-        // Wait up to 5 s for the socket; a daemon that fails to start says why in its own run.
+        // Up to 5 s for the socket, or for the daemon's own reason why it could not start.
         for _ in 0..<500 {
             if SocketProbe.answers(at: paths.socket) { return }
+            if let reason = StartFailureReport.read(socket: paths.socket) {
+                if SocketProbe.answers(at: paths.socket) { return }
+                throw VaultError(.daemonFailed, "the daemon did not start: \(reason)")
+            }
             usleep(10_000)
         }
-        throw VaultError(.unavailable, "the daemon did not start; run `sortedvault daemon` in a terminal to see why")
+        throw VaultError(.daemonFailed, "the daemon did not start within 5 s; run `sortedvault daemon` in a terminal to see why")
     }
 
     /// Spawns the daemon executable in a new session, with standard input and output on /dev/null,

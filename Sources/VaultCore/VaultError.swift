@@ -14,7 +14,7 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
             case notFound, locked, invalidArgument, integrityFailure, storageFailure
             case wrongPassphrase, notInitialized, alreadyInitialized, unsupportedFormat
             case kdfCostOutOfBounds, keySourceRejected, permissionDenied, unavailable, duplicate
-            case providerRejected
+            case providerRejected, daemonFailed
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -50,6 +50,8 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         /// An OAuth2 provider refused a request for a reason other than a dead refresh token
         /// (`invalid_client`, an unreadable answer…): the saved client settings need fixing.
         public static let providerRejected = Code(.providerRejected)
+        /// The daemon a command started could not start (its own reason is in the message).
+        public static let daemonFailed = Code(.daemonFailed)
 
         /// A stable, machine-readable name such as `notFound`.
         public var name: String { value.rawValue }

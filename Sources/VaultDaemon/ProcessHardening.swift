@@ -84,5 +84,10 @@ public enum ProcessHardening {
 /// A reason the daemon cannot start or keep running, worded for the person who started it.
 public struct DaemonError: Error, CustomStringConvertible {
     public let description: String
-    public init(_ description: String) { self.description = description }
+    /// Another daemon already serves the socket: the command that started this one has its answer.
+    public var anotherDaemonServes = false
+    public init(_ description: String, anotherDaemonServes: Bool = false) {
+        self.description = description
+        self.anotherDaemonServes = anotherDaemonServes
+    }
 }

@@ -27,7 +27,8 @@ struct SocketDirectory: Sendable {
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             close(fd)
-            throw DaemonError("another sortedvault daemon is already serving \(socketPath); stop it first (`sortedvault status` talks to it)")
+            throw DaemonError("another sortedvault daemon is already serving \(socketPath); stop it first (`sortedvault status` talks to it)",
+                              anotherDaemonServes: true)
         }
         lockDescriptor = fd
         if !keepSocket { try Self.removeStaleSocket(socketPath) }

@@ -8,16 +8,16 @@ extension Policy {
     /// let policy = try Policy.load(directory: "/etc/sortedvault/policy", daemonUID: getuid())
     /// ```
     ///
+    /// A directory with no rule file (only `settings.toml`, say) gets ``builtInDefault(daemonUID:)``,
+    /// as no directory at all does: default deny with no rules would lock out the owner too.
+    ///
     /// - Throws: ``PolicyError`` when the directory or a file is unsafe (symlink, not regular,
     ///   group- or world-writable, owned by someone other than `daemonUID` or root), too large,
-    ///   or invalid; and when there is no rule file at all, since default deny would then lock
-    ///   out even the owner. Never fall back to a more permissive policy on error.
+    ///   or invalid. Never fall back to a more permissive policy on error.
     public static func load(directory: String, daemonUID: UInt32) throws -> Policy {
         let dir = try PolicyDirectory(path: directory, daemonUID: daemonUID)
         let names = try dir.fileNames(withSuffix: ".toml").filter { $0 != settingsFileName }
-        if names.isEmpty {
-            throw PolicyError(.missingPolicy, file: dir.path, "holds no policy file (*.toml other than settings.toml); with no rules default deny would refuse everyone, the owner included. Copy the shipped access.toml here")
-        }
+        if names.isEmpty { return builtInDefault(daemonUID: daemonUID) }
         var rules: [Rule] = []
         for name in names {
             let file = dir.filePath(name)

@@ -5,6 +5,7 @@ import Vault
 import VaultCore
 import VaultCrypto
 import VaultDaemon
+import VaultWireClient
 import VaultProtocol
 import VaultSQLite
 import VaultSecretService
@@ -115,7 +116,7 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(help: .hidden) var unsafeClockFile: String?
     @Option(help: "How often the daemon checks that its socket still leads to it; it stops when not (seconds).")
     var socketCheckSeconds: Int = 60
-    @Option(help: "The access log's size cap; past it the file is rotated once, to access.log.1 (bytes).")
+    @Option(help: "The access log's size cap per file; past it the file is rotated to access.log.1, .2, … (bytes).")
     var accessLogMaxBytes: Int = 1 << 20
 
     func run() async throws {
@@ -129,6 +130,7 @@ struct DaemonCommand: AsyncParsableCommand {
         }
         let logger = Logger(label: "sortedvault.daemon")
         ProcessHardening.warnWhenSecretsCanBeSwapped(logger: logger)
+        let socket = try? global.paths().socket
         do {
             guard socketCheckSeconds > 0 else { throw fail("--socket-check-seconds must be at least 1", .usage) }
             var configuration = DaemonConfiguration(paths: try global.paths(), inheritedListener: listener,
@@ -141,8 +143,11 @@ struct DaemonCommand: AsyncParsableCommand {
             }
             try await VaultDaemon.Daemon.run(configuration, logger: logger)
         } catch let error as DaemonError {
+            // The command that started this daemon shows the reason (its stderr is /dev/null).
+            if let socket, !error.anotherDaemonServes { StartFailureReport.write(error.description, socket: socket) }
             throw fail(error.description, .failure)
         } catch let error as VaultError {
+            if let socket { StartFailureReport.write(error.reason, socket: socket) }
             throw fail(error.reason, ExitStatus(error.code))
         }
     }

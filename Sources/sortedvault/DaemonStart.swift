@@ -18,13 +18,18 @@ enum DaemonStart {
         if let dataDir = command.dataDir { arguments += ["--data-dir", dataDir] }
         if let keyFile = command.keyFile { arguments += ["--key-file", keyFile] }
         if let policyDir = command.policyDir { arguments += ["--policy-dir", policyDir] }
+        StartFailureReport.clear(socket: socket)
         guard DetachedProcess.spawn(arguments) == 0 else { return nil }
-        // Wait up to 5 s for the socket; a daemon that fails to start says why in its own run.
+        // Up to 5 s for the socket, or for the daemon's own reason why it could not start.
         for _ in 0..<500 {
             if let connection = try WireConnection.toDaemon(at: socket) { return connection }
+            if let reason = StartFailureReport.read(socket: socket) {
+                if let connection = try WireConnection.toDaemon(at: socket) { return connection }
+                throw WireFailure(.failure, "the daemon did not start: \(reason)")
+            }
             usleep(10_000)
         }
-        throw WireFailure(.daemonUnreachable, "the daemon did not start; run `sortedvault daemon` in a terminal to see why")
+        throw WireFailure(.failure, "the daemon did not start within 5 s; run `sortedvault daemon` in a terminal to see why")
     }
 
     /// `VaultPaths.database`: `--data-dir`, else `$XDG_DATA_HOME` (absolute), else `$HOME/.local/share`,

@@ -84,6 +84,29 @@ extension DaemonSuite {
             cli.killStrayDaemons()
         }
 
+        /// Issue 24: a daemon the CLI starts that cannot start gives its own reason through the CLI,
+        /// with exit 7 (it said "did not start; run sortedvault daemon" with exit 4), from the lean
+        /// front (retrieve) and the full CLI (list) alike; and a policy directory holding only
+        /// settings.toml, as the README suggests for auto-lock, starts with the built-in policy.
+        @Test func aDaemonThatCannotStartSaysWhyThroughTheCLI() throws {
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            try cli.writePolicy(access: "[[rule]]\nname = \"broken\"\neffect = \"maybe\"\n", settings: "")
+            for verb in [["retrieve", "svc", "acct"], ["list"]] {
+                let result = try cli.run(verb)
+                #expect(result.status == 7, "\(verb): \(result.status) \(result.stderr)")
+                #expect(result.stderr.contains("the daemon did not start: refusing to start") && result.stderr.contains("access.toml"),
+                        "\(verb): \(result.stderr)")
+            }
+            #expect(!cli.socketAnswers())
+
+            try FileManager.default.removeItem(atPath: cli.configDir + "/policy/access.toml")
+            try "auto_lock_minutes = 5\n".write(toFile: cli.configDir + "/policy/settings.toml", atomically: false, encoding: .utf8)
+            #expect(try cli.run(["store", "svc", "acct"], input: Data("x".utf8)).status == 0)
+            #expect(try cli.run(["retrieve", "svc", "acct"]).text == "x")
+            cli.killStrayDaemons()
+        }
+
         @Test func withoutAutostartAnAbsentDaemonIsItsOwnExitCode() throws {
             let cli = try CLIHarness()
             try cli.initKeyFileVault()

@@ -55,14 +55,18 @@ struct PolicyLoadTests {
         #expect(error?.description.hasPrefix("\(dir.path)/b.toml:2001: more than 1000 rules") == true, "\(String(describing: error))")
     }
 
-    @Test func missingRuleFilesIsAnError() throws {
+    /// A directory holding only settings.toml (as for auto-lock) gets the built-in policy, as no
+    /// directory at all does: it refused every client before, the owner's CLI included.
+    @Test func aDirectoryWithOnlySettingsGetsTheBuiltInPolicy() throws {
         let dir = try TemporaryPolicyDirectory()
         defer { dir.remove() }
-        try dir.write("settings.toml", "")
-        let error = policyError { _ = try Policy.load(directory: dir.path, daemonUID: uid) }
-        #expect(error?.code == .missingPolicy)
-        #expect(error?.description.hasPrefix("\(dir.path): holds no policy file") == true)
-        #expect(error?.message.contains("default deny would refuse everyone, the owner included") == true)
+        try dir.write("settings.toml", "auto_lock_minutes = 5\n")
+        let policy = try Policy.load(directory: dir.path, daemonUID: uid)
+        #expect(policy.rules == Policy.builtInDefault(daemonUID: uid).rules)
+        let own = policy.decide(AccessRequest(peer: PeerIdentity(uid: uid, gid: 1, executable: nil), operation: "retrieve", service: "any"))
+        #expect(own.allowed)
+        let other = policy.decide(AccessRequest(peer: PeerIdentity(uid: uid + 1, gid: 1, executable: "/bin/sh"), operation: "retrieve", service: "any"))
+        #expect(!other.allowed)
     }
 
     @Test func missingDirectory() {
