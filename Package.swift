@@ -127,6 +127,7 @@ let package = Package(
                 "VaultSecretService",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         .target(name: "VaultClient", dependencies: ["Varlink", "VaultAPI", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession", "VaultWireClient"]),

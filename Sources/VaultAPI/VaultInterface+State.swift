@@ -14,9 +14,15 @@ extension VaultInterface {
             public var queuedRevocations: Int64?
             public var version: String
             public var autoLockMinutes: Int64
+            public var pid: Int64?
+            public var uptimeSeconds: Int64?
+            public var policyFiles: [String]?
+            public var policyReloads: Int64?
+            public var policyError: String?
 
             public init(locked: Bool, keySources: [String], items: Int64, logins: Int64? = nil, queuedRevocations: Int64? = nil,
-                        version: String, autoLockMinutes: Int64) {
+                        version: String, autoLockMinutes: Int64, pid: Int64? = nil, uptimeSeconds: Int64? = nil,
+                        policyFiles: [String]? = nil, policyReloads: Int64? = nil, policyError: String? = nil) {
                 self.locked = locked
                 self.keySources = keySources
                 self.items = items
@@ -24,6 +30,11 @@ extension VaultInterface {
                 self.queuedRevocations = queuedRevocations
                 self.version = version
                 self.autoLockMinutes = autoLockMinutes
+                self.pid = pid
+                self.uptimeSeconds = uptimeSeconds
+                self.policyFiles = policyFiles
+                self.policyReloads = policyReloads
+                self.policyError = policyError
             }
 
             public init(from parameters: WireParameters) throws(WireParameterError) {
@@ -34,6 +45,11 @@ extension VaultInterface {
                 queuedRevocations = try parameters.optionalInt("queuedRevocations")
                 version = try parameters.string("version")
                 autoLockMinutes = try parameters.int("autoLockMinutes")
+                pid = try parameters.optionalInt("pid")
+                uptimeSeconds = try parameters.optionalInt("uptimeSeconds")
+                policyFiles = try parameters.optionalStrings("policyFiles")
+                policyReloads = try parameters.optionalInt("policyReloads")
+                policyError = try parameters.optionalString("policyError")
             }
 
             public func encodeMembers(to writer: inout WireWriter) {
@@ -44,6 +60,11 @@ extension VaultInterface {
                 writer.field("queuedRevocations", queuedRevocations)
                 writer.field("version", version)
                 writer.field("autoLockMinutes", autoLockMinutes)
+                writer.field("pid", pid)
+                writer.field("uptimeSeconds", uptimeSeconds)
+                if let policyFiles { writer.field("policyFiles", policyFiles) }
+                writer.field("policyReloads", policyReloads)
+                writer.field("policyError", policyError)
             }
         }
     }

@@ -93,6 +93,11 @@ public struct WireParameters: Sendable {
         return result
     }
 
+    public func optionalStrings(_ name: String) throws(WireParameterError) -> [String]? {
+        guard value(name) != nil else { return nil }
+        return try strings(name)
+    }
+
     public func optionalStringMap(_ name: String) throws(WireParameterError) -> [String: String]? {
         guard let value = value(name) else { return nil }
         guard let object = value.objectValue else { throw invalid(name, "must be an object of strings") }

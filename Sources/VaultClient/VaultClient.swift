@@ -87,7 +87,10 @@ public final class VaultClient: TokenStore, LockableStore {
         let reply = try await call(VaultInterface.Status.self, .init())
         return VaultStatus(locked: reply.locked, keySources: reply.keySources, items: Int(reply.items),
                            logins: reply.logins.map { Int($0) }, queuedRevocations: reply.queuedRevocations.map { Int($0) },
-                           version: reply.version, autoLockMinutes: Int(reply.autoLockMinutes))
+                           version: reply.version, autoLockMinutes: Int(reply.autoLockMinutes),
+                           pid: reply.pid.map { Int($0) }, uptimeSeconds: reply.uptimeSeconds.map { Int($0) },
+                           policyFiles: reply.policyFiles, policyReloads: reply.policyReloads.map { Int($0) },
+                           policyError: reply.policyError)
     }
 
     /// Sends one typed call of any of the daemon's interfaces on the I/O queue; `decodeError` maps
@@ -181,4 +184,11 @@ public struct VaultStatus: Sendable, Equatable, Codable {
     public var queuedRevocations: Int?
     public var version: String
     public var autoLockMinutes: Int
+    /// The daemon's process, how long it has run, the rule files in force, how many reloads were
+    /// tried and why the last one kept the old policy (nil from a daemon that does not say).
+    public var pid: Int?
+    public var uptimeSeconds: Int?
+    public var policyFiles: [String]?
+    public var policyReloads: Int?
+    public var policyError: String?
 }

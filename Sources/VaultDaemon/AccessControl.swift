@@ -6,7 +6,9 @@ import VaultProtocol
 /// The policy check in front of every method, and the log line that records each decision
 /// (who, what, allowed or denied, and which rule decided; never a secret or an account name).
 struct AccessControl: Sendable {
-    let policy: Policy
+    /// The policy in force (a reload replaces it whole).
+    let policySource: PolicySource
+    var policy: Policy { policySource.policy }
     let logger: Logger
     /// The owner's decision log (see ``AccessLog``); every decision of ``require`` goes there.
     var accessLog: AccessLog? = nil

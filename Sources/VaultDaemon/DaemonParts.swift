@@ -91,7 +91,8 @@ struct DaemonParts: Sendable {
 
         let accessLog = AccessLog.standard(path: paths.accessLog, maxBytes: configuration.accessLogMaxBytes,
                                            clock: configuration.clock, logger: logger)
-        let access = AccessControl(policy: policy, logger: logger, accessLog: accessLog)
+        let policySource = PolicySource(policy: policy, directory: paths.policyDirectory, daemonUID: uid)
+        let access = AccessControl(policySource: policySource, logger: logger, accessLog: accessLog)
         let activity = ActivityClock(clock: configuration.clock)
         let sessions = SessionManager(
             store: vault, transport: URLSessionTransport(), clock: configuration.clock,
@@ -111,7 +112,7 @@ struct DaemonParts: Sendable {
         let service = VaultService(
             vault: vault, items: KeyringBackends.itemStore(for: settings, vault: vault, clock: configuration.clock),
             access: access, throttle: UnlockThrottle(clock: configuration.clock),
-            activity: activity, settings: settings, keyFilePath: paths.keyFile, logger: logger,
+            activity: activity, settings: settings, keyFilePath: paths.keyFile, clock: configuration.clock, logger: logger,
             onUnlock: workLoop.vaultUnlocked)
         let sessionService = SessionService(sessions: sessions, access: access, activity: activity,
                                             clock: configuration.clock, logger: logger)
@@ -144,6 +145,7 @@ struct DaemonParts: Sendable {
                                      sleeper: configuration.sleeper, logger: logger))
         }
         services.append(MemoryTrim(activity: activity, sleeper: configuration.sleeper))
+        services.append(PolicyReloadOnHangup(source: policySource, logger: logger))
         if let accessLog { services.append(AccessLogSummaries(log: accessLog, sleeper: configuration.sleeper)) }
         services.append(SocketServer(server: server, inheritedListener: configuration.inheritedListener, socketPath: paths.socket,
                                      bound: bound, keyring: keyring, announce: announce, logger: logger))

@@ -27,11 +27,16 @@ final class VaultService: VarlinkInterface {
     private let logger: Logger
     private let onUnlock: @Sendable () -> Void
     private let unlockWithoutPassphrase: NonInteractiveUnlock
+    /// When the daemon started, on its clock: `status` reports the uptime.
+    private let clock: any VaultClock
+    private let startedAt: Date
 
     /// - Parameter onUnlock: runs after every successful unlock (the session manager resumes its work).
     init(vault: EncryptedVault, items: (any TokenStore)? = nil, access: AccessControl, throttle: UnlockThrottle, activity: ActivityClock,
-         settings: DaemonSettings, keyFilePath: String, logger: Logger, onUnlock: @escaping @Sendable () -> Void = {}) {
+         settings: DaemonSettings, keyFilePath: String, clock: any VaultClock, logger: Logger, onUnlock: @escaping @Sendable () -> Void = {}) {
         self.vault = vault
+        self.clock = clock
+        startedAt = clock.now
         self.items = items ?? vault
         self.itemsAreInVault = items == nil || (items as? EncryptedVault) === vault
         self.access = access
@@ -141,6 +146,12 @@ final class VaultService: VarlinkInterface {
         var reply = VaultInterface.Status.Reply(
             locked: locked, keySources: keySources, items: Int64(rowsWhileLocked),
             version: SortedVaultVersion.current, autoLockMinutes: Int64(settings.autoLockMinutes))
+        let policy = access.policySource.snapshot
+        reply.pid = Int64(getpid())
+        reply.uptimeSeconds = Int64(max(0, clock.now.timeIntervalSince(startedAt)).rounded(.down))
+        reply.policyFiles = access.policySource.files
+        reply.policyReloads = Int64(policy.reloads)
+        reply.policyError = policy.error
         if let own {
             reply.items = Int64(own.filter { !$0.key.isReserved && access.allows(peer, "list", service: $0.service) }.count)
             reply.logins = Int64(own.filter { $0.service.hasPrefix(SessionItems.sessionPrefix) }.count)
@@ -221,3 +232,7 @@ final class VaultService: VarlinkInterface {
 public enum SortedVaultVersion {
     public static let current = "0.1.0"
 }
+
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -23,7 +23,8 @@ struct Status: AsyncParsableCommand {
                 let lines = StatusReport.lines(
                     locked: status.locked, items: status.items, logins: status.logins, queuedRevocations: status.queuedRevocations,
                     keySources: status.keySources, autoLockMinutes: status.autoLockMinutes, version: status.version,
-                    socket: try global.paths().socket)
+                    socket: try global.paths().socket, pid: status.pid, uptimeSeconds: status.uptimeSeconds,
+                    policyFiles: status.policyFiles, policyError: status.policyError)
                 for line in lines { print(line) }
             }
         }

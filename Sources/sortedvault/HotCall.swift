@@ -53,7 +53,9 @@ enum HotCall {
             let lines = StatusReport.lines(
                 locked: status.locked, items: Int(status.items), logins: status.logins.map { Int($0) },
                 queuedRevocations: status.queuedRevocations.map { Int($0) }, keySources: status.keySources,
-                autoLockMinutes: Int(status.autoLockMinutes), version: status.version, socket: connection.path)
+                autoLockMinutes: Int(status.autoLockMinutes), version: status.version, socket: connection.path,
+                pid: status.pid.map { Int($0) }, uptimeSeconds: status.uptimeSeconds.map { Int($0) },
+                policyFiles: status.policyFiles, policyError: status.policyError)
             for line in lines { print(line) }
         }
     }
