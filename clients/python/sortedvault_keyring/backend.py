@@ -1,17 +1,17 @@
 """The `keyring` backend: keyring's (service, username) is sortedvault's (service, account).
 
 Installed with `pip install ./clients/python`; keyring finds it through the `keyring.backends` entry
-point and prefers it (priority 9, above Secret Service's 5) whenever the daemon's socket exists, so
-`keyring set/get/del`, pip, twine and poetry use it with no D-Bus session at all. Without the socket
-it is not viable and keyring falls back to whatever else is installed. Force it with
+point and prefers it (priority 9, above Secret Service's 5) whenever this user's own daemon answers,
+so `keyring set/get/del`, pip, twine and poetry use it with no D-Bus session at all. Without a daemon
+it is not viable and keyring falls back to whatever else is installed. A socket that something other
+than this user's own daemon serves makes the backend not viable too (it is never chosen because of
+it), and every call refuses it before sending anything (trust.py). Force it with
 `PYTHON_KEYRING_BACKEND=sortedvault_keyring.backend.SortedVaultKeyring`.
 
 Errors become keyring's exceptions: a locked vault is `KeyringLocked`, a refused or failed write
 `PasswordSetError`, deleting what is not there `PasswordDeleteError`, anything else `KeyringError`.
 Their text says what happened and what to do; it never holds the secret.
 """
-
-import os
 
 from keyring import credentials, errors
 from keyring.backend import KeyringBackend
@@ -30,8 +30,12 @@ class SortedVaultKeyring(KeyringBackend):
     @properties.classproperty
     def priority(cls):
         path = default_socket_path()  # raises with a reason when XDG_RUNTIME_DIR is unset
-        if not os.path.exists(path):
-            raise RuntimeError("no sortedvault daemon socket at %s" % path)
+        # Only a look at who serves the socket, no call. A socket that fails the check raises
+        # ForeignSocket (not viable).
+        connection = SortedVaultClient(path, timeout=5.0).connect_if_running()
+        if connection is None:
+            raise RuntimeError("no sortedvault daemon answers at %s" % path)
+        connection.close()
         return 9
 
     def _client(self):

@@ -5,7 +5,8 @@
     secret = client.retrieve("com.sorted.api", "ada")   # bytes
 
 Varlink is NUL-terminated JSON over a Unix stream socket (docs/protocol.md); secrets travel as base64.
-The daemon identifies this process from the kernel (SO_PEERCRED), so there is nothing to log in with.
+The daemon identifies this process from the kernel (SO_PEERCRED), so there is nothing to log in with;
+this client checks the daemon the same way before it sends anything (trust.py).
 Errors are `SortedVaultError` subclasses whose text names the daemon's error and what to do, never a
 secret. Python strings cannot be wiped: the receive buffer is zeroed after use, the decoded secret is
 the caller's to drop.
@@ -15,6 +16,8 @@ import base64
 import json
 import os
 import socket
+
+from . import trust
 
 VAULT = "org.sortedvault.vault"
 #: The daemon caps frames at 1 MiB; a reply over that is refused rather than buffered without end.
@@ -60,6 +63,10 @@ class InvalidParameter(SortedVaultError):
 
 class Unavailable(SortedVaultError):
     pass
+
+
+class ForeignSocket(PermissionDenied):
+    """The socket is not served by this user's own daemon (trust.py); nothing was sent to it."""
 
 
 _ERRORS = {
@@ -118,16 +125,7 @@ class SortedVaultClient:
         request = json.dumps({"method": method, "parameters": parameters}).encode("utf-8") + b"\0"
         buffer = bytearray()
         try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
-                connection.settimeout(self.timeout)
-                try:
-                    connection.connect(self.socket_path)
-                except (FileNotFoundError, ConnectionRefusedError):
-                    raise Unavailable("no sortedvault daemon answers at %s: start it with `sortedvault daemon` "
-                                      "(or any sortedvault command, which starts it)" % self.socket_path) from None
-                except PermissionError:
-                    raise PermissionDenied("not allowed to connect to %s: the daemon belongs to another user"
-                                           % self.socket_path) from None
+            with self.connect() as connection:
                 connection.sendall(request)
                 while b"\0" not in buffer:
                     chunk = connection.recv(65536)
@@ -155,3 +153,34 @@ class SortedVaultClient:
             raise _ERRORS.get(name, SortedVaultError)(_describe(name, parameters), name, parameters)
         parameters = reply.get("parameters", {})
         return parameters if isinstance(parameters, dict) else {}
+
+    def connect(self):
+        """A connection to this user's own daemon."""
+        connection = self.connect_if_running()
+        if connection is None:
+            raise Unavailable("no sortedvault daemon answers at %s: start it with `sortedvault daemon` "
+                              "(or any sortedvault command, which starts it)" % self.socket_path)
+        return connection
+
+    def connect_if_running(self):
+        """A trusted connection, or None when nothing listens at the socket; raises ForeignSocket when
+        something does that is not this user's daemon (trust.py), before a byte is sent."""
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            connection.settimeout(self.timeout)
+            try:
+                connection.connect(self.socket_path)
+            except (FileNotFoundError, ConnectionRefusedError):
+                connection.close()
+                return None
+            except PermissionError:
+                raise PermissionDenied("not allowed to connect to %s: the daemon belongs to another user"
+                                       % self.socket_path) from None
+            reason = trust.distrust(connection, self.socket_path)
+            if reason is not None:
+                raise ForeignSocket(trust.refusal(self.socket_path, reason))
+            return connection
+        except BaseException:
+            connection.close()
+            raise
+
