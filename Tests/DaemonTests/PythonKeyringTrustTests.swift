@@ -7,7 +7,8 @@ import Glibc
 #endif
 
 extension DaemonSuite {
-    /// The Python backend trusts only this user's own daemon.
+    /// The Python backend trusts only this user's own daemon, and finds one as the other clients do:
+    /// it starts it when none answers, and says so when sortedvault is not installed.
     @Suite struct PythonKeyringTrustTests {
         typealias PlantedServer = PlantedSocketTests.PlantedServer
 
@@ -32,6 +33,30 @@ extension DaemonSuite {
             chmod(runtime + "/sortedvault", 0o770)
             let planted = try PlantedServer(as: nil, socket: runtime + "/sortedvault/socket")
             try expectKeyringRefuses(cli, runtime: runtime, planted: planted, reason: "is writable by others (mode 770)")
+        }
+
+        @Test func keyringStartsTheDaemonWhenNoneRuns() throws {
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            #expect(!cli.socketAnswers(), "a daemon already runs")
+            let python = try Self.backend(cli, path: Self.directory(of: CLIHarness.executable) + ":/usr/bin:/bin")
+            let set = try python.run(["-m", "keyring", "set", "pypi.org", "ada"], input: "started-on-demand\n")
+            #expect(set.status == 0, "\(set.stderr)")
+            #expect(cli.socketAnswers(), "keyring did not start the daemon")
+            #expect(try cli.run(["retrieve", "pypi.org", "ada"]).text == "started-on-demand")
+        }
+
+        @Test func keyringWithoutSortedvaultInstalledKeepsTheBackendAndNamesSortedvault() throws {
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            let python = try Self.backend(cli, path: "/usr/bin:/bin")
+            let backends = try python.run(["-m", "keyring", "--list-backends"])
+            #expect(backends.stdout.contains("SortedVaultKeyring (priority: 9)"), "\(backends.stdout)\(backends.stderr)")
+            let get = try python.run(["-m", "keyring", "get", "pypi.org", "ada"])
+            #expect(get.status != 0)
+            #expect(get.stderr.contains("the `sortedvault` command is not on PATH"), "\(get.stderr)")
+            #expect(!get.stderr.contains("No recommended backend"), "\(get.stderr)")
+            #expect(!cli.socketAnswers())
         }
 
         /// keyring, by default and with our backend forced, against `planted`: our backend is not

@@ -1,11 +1,11 @@
 """The `keyring` backend: keyring's (service, username) is sortedvault's (service, account).
 
 Installed with `pip install ./clients/python`; keyring finds it through the `keyring.backends` entry
-point and prefers it (priority 9, above Secret Service's 5) whenever this user's own daemon answers,
-so `keyring set/get/del`, pip, twine and poetry use it with no D-Bus session at all. Without a daemon
-it is not viable and keyring falls back to whatever else is installed. A socket that something other
-than this user's own daemon serves makes the backend not viable too (it is never chosen because of
-it), and every call refuses it before sending anything (trust.py). Force it with
+point and prefers it (priority 9, above Secret Service's 5), so `keyring set/get/del`, pip, twine and
+poetry use it with no D-Bus session at all. When no daemon answers, the first call starts one as every
+sortedvault client does (client.start_daemon); without sortedvault installed the call fails saying so.
+A socket that something other than this user's own daemon serves makes the backend not viable (it is
+never chosen because of it) and every call refuse it before sending anything (trust.py). Force it with
 `PYTHON_KEYRING_BACKEND=sortedvault_keyring.backend.SortedVaultKeyring`.
 
 Errors become keyring's exceptions: a locked vault is `KeyringLocked`, a refused or failed write
@@ -30,12 +30,11 @@ class SortedVaultKeyring(KeyringBackend):
     @properties.classproperty
     def priority(cls):
         path = default_socket_path()  # raises with a reason when XDG_RUNTIME_DIR is unset
-        # Only a look at who serves the socket, no call. A socket that fails the check raises
-        # ForeignSocket (not viable).
-        connection = SortedVaultClient(path, timeout=5.0).connect_if_running()
-        if connection is None:
-            raise RuntimeError("no sortedvault daemon answers at %s" % path)
-        connection.close()
+        # Only a look at who serves the socket: no call, no start. A socket that fails the check raises
+        # ForeignSocket (not viable); no daemon at all is fine, the first call starts it.
+        connection = SortedVaultClient(path, timeout=5.0, autostart=False).connect_if_running()
+        if connection is not None:
+            connection.close()
         return 9
 
     def _client(self):
