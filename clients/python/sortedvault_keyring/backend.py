@@ -8,6 +8,9 @@ A socket that something other than this user's own daemon serves makes the backe
 never chosen because of it) and every call refuse it before sending anything (trust.py). Force it with
 `PYTHON_KEYRING_BACKEND=sortedvault_keyring.backend.SortedVaultKeyring`.
 
+keyring's names go through names.py: names the vault accepts are stored as they are, the rest (the
+empty username, control characters…) in a reversible encoding, so keyring's whole contract holds.
+
 Errors become keyring's exceptions: a locked vault is `KeyringLocked`, a refused or failed write
 `PasswordSetError`, deleting what is not there `PasswordDeleteError`, anything else `KeyringError`.
 Their text says what happened and what to do; it never holds the secret.
@@ -21,6 +24,7 @@ try:  # keyring >= 23 ships its own classproperty; older ones used jaraco.classe
 except ImportError:  # pragma: no cover
     from jaraco.classes import properties
 
+from . import names
 from .client import Locked, NotFound, SortedVaultClient, SortedVaultError, default_socket_path
 
 
@@ -45,7 +49,7 @@ class SortedVaultKeyring(KeyringBackend):
 
     def get_password(self, service, username):
         try:
-            secret = self._client().retrieve(service, username)
+            secret = self._client().retrieve(names.encode(service), names.encode(username))
         except NotFound:
             return None
         except Locked as error:
@@ -61,7 +65,7 @@ class SortedVaultKeyring(KeyringBackend):
     def set_password(self, service, username, password):
         self._validate_username(username)
         try:
-            self._client().store(service, username, password.encode("utf-8"))
+            self._client().store(names.encode(service), names.encode(username), password.encode("utf-8"))
         except Locked as error:
             raise errors.KeyringLocked(str(error)) from None
         except SortedVaultError as error:
@@ -69,7 +73,7 @@ class SortedVaultKeyring(KeyringBackend):
 
     def delete_password(self, service, username):
         try:
-            self._client().delete(service, username)
+            self._client().delete(names.encode(service), names.encode(username))
         except NotFound as error:
             raise errors.PasswordDeleteError("cannot delete: %s" % error) from None
         except Locked as error:
@@ -81,12 +85,13 @@ class SortedVaultKeyring(KeyringBackend):
         """With a username, that item; without one, the service's first item (as other backends do)."""
         if username is None:
             try:
-                items = self._client().list(service)
+                stored = names.encode(service)
+                items = self._client().list(stored)
             except Locked as error:
                 raise errors.KeyringLocked(str(error)) from None
             except SortedVaultError as error:
                 raise errors.KeyringError(str(error)) from None
-            accounts = sorted(item.get("account", "") for item in items if item.get("service") == service)
+            accounts = sorted(names.decode(item.get("account", "")) for item in items if item.get("service") == stored)
             if not accounts:
                 return None
             username = accounts[0]
