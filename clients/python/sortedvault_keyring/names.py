@@ -6,7 +6,8 @@ NFC. A name the vault accepts is stored as it is, so items stay shared with `sor
 clients. Any other name, and any name that already starts with PREFIX, is stored as PREFIX followed by
 its UTF-8 bytes with "%", control bytes and every byte of 0x80 and above percent-encoded
 (uppercase hex): plain ASCII the vault always accepts, and never a name of the first kind. The rule
-is docs/helpers.md's "Names the vault refuses".
+is docs/helpers.md's "Names the vault refuses"; the git helper keeps the same one (VaultNameEncoding),
+and both are held to Tests/Support/vault-name-encoding.json.
 
     encode("")            == "%sv:"
     encode("a\tb")        == "%sv:a%09b"
