@@ -6,6 +6,31 @@ extension DaemonSuite {
     /// git's contract for credential helpers (its t0303-credential-external.sh) through real
     /// `git credential`: names the vault refuses, such as the empty user name, are kept too.
     @Suite struct GitCredentialContractTests {
+        /// git's own t0303-credential-external.sh, from the source of the git Debian installed (fetched
+        /// by scripts/install-deps), run against that git with our helper: every test passes.
+        @Test func gitsOwnTestForExternalHelpersPassesEveryTest() throws {
+            let source = CLIHarness.repository + "/.cache/git-source"
+            guard FileManager.default.fileExists(atPath: source + "/t/t0303-credential-external.sh") else {
+                throw HarnessError("git's tests are not at \(source): run scripts/install-deps")
+            }
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            try cli.startDaemon()
+            _ = try CLIHarness.sibling("git-credential-sortedvault")
+            let helpers = (CLIHarness.executable as NSString).deletingLastPathComponent
+            let run = try cli.runProgram(
+                ["/bin/sh", "-c", #"cd "$1/t" && exec /bin/sh t0303-credential-external.sh -v --root="$2""#, "sh", source, cli.root + "/git-trash"],
+                extra: ["GIT_TEST_INSTALLED": "/usr/bin", "GIT_TEST_CREDENTIAL_HELPER": "sortedvault",
+                        "TEST_OUTPUT_DIRECTORY_OVERRIDE": cli.root, "PATH": helpers + ":/usr/bin:/bin"])
+            let lines = run.text.split(separator: "\n")
+            let passed = lines.filter { $0.hasPrefix("ok ") }.count
+            #expect(run.status == 0, "\(run.text)\(run.stderr)")
+            #expect(!lines.contains { $0.hasPrefix("not ok") }, "\(run.text)")
+            #expect(passed >= 12 && lines.contains("# passed all \(passed) test(s)"), "\(run.text)")
+            #expect(lines.contains { $0.hasPrefix("ok ") && $0.hasSuffix("can store empty username") }, "\(run.text)")
+            cli.stopDaemon()
+        }
+
         @Test func anEmptyUsernameIsStoredFilledAndErasedThroughGit() throws {
             let cli = try CLIHarness()
             try cli.initKeyFileVault()
