@@ -49,6 +49,22 @@ extension DaemonSuite {
             #expect((Int(result.stdout.split(separator: " ").first ?? "") ?? 0) >= 10, "\(result.stdout)")
         }
 
+        /// A secret keyring cannot return as text is refused, and no exception in the chain holds its bytes.
+        @Test func aSecretThatIsNotUTF8IsRefusedWithoutItsBytesInTheException() throws {
+            let (cli, python) = try PythonKeyringTests.liveDaemonAndBackend()
+            #expect(try cli.run(["store", "bin.example", "ada"], input: Data([0xFF, 0xFE]) + Data("secret-tail".utf8)).status == 0)
+            let result = try python.run(["-c", """
+                import keyring, keyring.errors
+                try:
+                    keyring.get_password("bin.example", "ada")
+                except keyring.errors.KeyringError as error:
+                    print(type(error).__name__, error.__context__ is None, error.__cause__ is None, "secret-tail" in repr(error.args))
+                """])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout == "KeyringError True True False\n", "\(result.stdout)")
+            cli.stopDaemon()
+        }
+
         /// docs/helpers.md's encoding, seen from the vault: accepted names as they are, the rest encoded.
         @Test func namesTheVaultRefusesAreStoredEncodedAndReadBack() throws {
             let (cli, python) = try PythonKeyringTests.liveDaemonAndBackend()

@@ -56,11 +56,11 @@ class SortedVaultKeyring(KeyringBackend):
             raise errors.KeyringLocked(str(error)) from None
         except SortedVaultError as error:
             raise errors.KeyringError(str(error)) from None
-        try:
-            return secret.decode("utf-8")
-        except UnicodeDecodeError:
+        text = _utf8(secret)
+        if text is None:
             raise errors.KeyringError("the item %r/%r holds bytes that are not UTF-8 text, which keyring cannot "
-                                      "return: read it with `sortedvault retrieve`" % (service, username)) from None
+                                      "return: read it with `sortedvault retrieve`" % (service, username))
+        return text
 
     def set_password(self, service, username, password):
         self._validate_username(username)
@@ -99,3 +99,12 @@ class SortedVaultKeyring(KeyringBackend):
         if password is None:
             return None
         return credentials.SimpleCredential(username, password)
+
+
+def _utf8(data):
+    """`data` as text, or None. The failed decode's exception holds `data` (the secret): it ends here,
+    so no exception raised later carries it as its `__context__`."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
