@@ -6,7 +6,8 @@ import VaultSession
 /// git's credential-helper actions over the vault.
 ///
 /// Plain credentials are items: service `git:PROTOCOL://HOST` (plus `/PATH` when git sends a path,
-/// i.e. with `credential.useHttpPath`), account = the user name, secret = the password. A host bound
+/// i.e. with `credential.useHttpPath`), account = the user name, secret = the password; names the vault
+/// refuses, such as git's empty user name, go through ``VaultNameEncoding``. A host bound
 /// to a persistent login (`sortedvault git bind`, see ``GitLoginBinding``) answers `get` with an access
 /// token valid now: the daemon's AutoLogin refreshes it when needed, so git never sees an expired one.
 ///
@@ -36,7 +37,7 @@ public struct GitCredentialStore: Sendable {
         }
         let service = try Self.service(request)
         let candidates = try await store.list(service: service).filter {
-            $0.service == service && (request.username == nil || $0.account == request.username)
+            $0.service.utf8.elementsEqual(service.utf8) && Self.matches($0.account, request.username)
         }
         guard let item = candidates.max(by: { $0.modifiedAt < $1.modifiedAt }) else { return nil }
         let secret: SecureBytes
@@ -45,16 +46,16 @@ public struct GitCredentialStore: Sendable {
         } catch let error as VaultError where error.code == .notFound {
             return nil
         }
-        return try Self.answer(username: item.account, password: secret)
+        return try Self.answer(username: VaultNameEncoding.original(item.account), password: secret)
     }
 
     /// `store`: keeps what git says worked. Incomplete requests are ignored, as git asks. A bound host
     /// is left alone: its token comes from the login, not from git.
     public func store(_ request: GitCredentialMessage) async throws {
-        guard let origin = try Self.origin(request), let username = request.username, !username.isEmpty,
+        guard let origin = try Self.origin(request), let username = request.username,
               let password = request.password else { return }
         if try await GitLoginBinding.find(origin: origin, in: store) != nil { return }
-        let key = try ItemKey(service: try Self.service(request), account: username)
+        let key = try ItemKey(service: try Self.service(request), account: VaultNameEncoding.stored(username))
         try await store.store(password, for: key, options: StoreOptions(label: "git credentials for \(origin)"))
     }
 
@@ -64,7 +65,7 @@ public struct GitCredentialStore: Sendable {
         guard try Self.origin(request) != nil else { return }
         let service = try Self.service(request)
         for item in try await store.list(service: service)
-        where item.service == service && (request.username == nil || item.account == request.username) {
+        where item.service.utf8.elementsEqual(service.utf8) && Self.matches(item.account, request.username) {
             try await store.delete(item.key)
         }
     }
@@ -91,8 +92,14 @@ public struct GitCredentialStore: Sendable {
 
     static func service(_ request: GitCredentialMessage) throws -> String {
         guard let origin = try origin(request) else { throw GitCredentialError("git did not send protocol and host") }
-        guard let path = request.path, !path.isEmpty else { return servicePrefix + origin }
-        return servicePrefix + origin + "/" + path
+        guard let path = request.path, !path.isEmpty else { return VaultNameEncoding.stored(servicePrefix + origin) }
+        return VaultNameEncoding.stored(servicePrefix + origin + "/" + path)
+    }
+
+    /// Whether a stored account answers git's `username` (any account when git sent none), by bytes.
+    static func matches(_ account: String, _ username: String?) -> Bool {
+        guard let username else { return true }
+        return account.utf8.elementsEqual(VaultNameEncoding.stored(username).utf8)
     }
 
     /// `username=…\npassword=…\n`, refusing any value that could inject another line.

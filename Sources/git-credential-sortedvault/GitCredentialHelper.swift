@@ -15,7 +15,8 @@ struct GitCredentialHelper: AsyncParsableCommand {
         abstract: "git's credential helper, keeping passwords and OAuth2 logins in sortedvault.",
         discussion: """
             Configure git with `git config --global credential.helper sortedvault`. Passwords are items with \
-            service "git:PROTOCOL://HOST" (plus "/PATH" with credential.useHttpPath) and account USERNAME. \
+            service "git:PROTOCOL://HOST" (plus "/PATH" with credential.useHttpPath) and account USERNAME \
+            (an empty user name is stored as "%sv:"). \
             A host bound with `sortedvault git bind https://HOST SERVICE ACCOUNT` is answered with an access \
             token of that login, valid now: the daemon refreshes it when needed. Fields with a newline, NUL or \
             other control character, and url= values carrying a password, are refused (exit 1); a secret is \

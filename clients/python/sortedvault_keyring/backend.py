@@ -1,17 +1,20 @@
 """The `keyring` backend: keyring's (service, username) is sortedvault's (service, account).
 
 Installed with `pip install ./clients/python`; keyring finds it through the `keyring.backends` entry
-point and prefers it (priority 9, above Secret Service's 5) whenever the daemon's socket exists, so
-`keyring set/get/del`, pip, twine and poetry use it with no D-Bus session at all. Without the socket
-it is not viable and keyring falls back to whatever else is installed. Force it with
+point and prefers it (priority 9, above Secret Service's 5), so `keyring set/get/del`, pip, twine and
+poetry use it with no D-Bus session at all. When no daemon answers, the first call starts one as every
+sortedvault client does (client.start_daemon); without sortedvault installed the call fails saying so.
+A socket that something other than this user's own daemon serves makes the backend not viable (it is
+never chosen because of it) and every call refuse it before sending anything (trust.py). Force it with
 `PYTHON_KEYRING_BACKEND=sortedvault_keyring.backend.SortedVaultKeyring`.
+
+keyring's names go through names.py: names the vault accepts are stored as they are, the rest (the
+empty username, control characters…) in a reversible encoding, so keyring's whole contract holds.
 
 Errors become keyring's exceptions: a locked vault is `KeyringLocked`, a refused or failed write
 `PasswordSetError`, deleting what is not there `PasswordDeleteError`, anything else `KeyringError`.
 Their text says what happened and what to do; it never holds the secret.
 """
-
-import os
 
 from keyring import credentials, errors
 from keyring.backend import KeyringBackend
@@ -21,6 +24,7 @@ try:  # keyring >= 23 ships its own classproperty; older ones used jaraco.classe
 except ImportError:  # pragma: no cover
     from jaraco.classes import properties
 
+from . import names
 from .client import Locked, NotFound, SortedVaultClient, SortedVaultError, default_socket_path
 
 
@@ -30,8 +34,11 @@ class SortedVaultKeyring(KeyringBackend):
     @properties.classproperty
     def priority(cls):
         path = default_socket_path()  # raises with a reason when XDG_RUNTIME_DIR is unset
-        if not os.path.exists(path):
-            raise RuntimeError("no sortedvault daemon socket at %s" % path)
+        # Only a look at who serves the socket: no call, no start. A socket that fails the check raises
+        # ForeignSocket (not viable); no daemon at all is fine, the first call starts it.
+        connection = SortedVaultClient(path, timeout=5.0, autostart=False).connect_if_running()
+        if connection is not None:
+            connection.close()
         return 9
 
     def _client(self):
@@ -42,23 +49,23 @@ class SortedVaultKeyring(KeyringBackend):
 
     def get_password(self, service, username):
         try:
-            secret = self._client().retrieve(service, username)
+            secret = self._client().retrieve(names.encode(service), names.encode(username))
         except NotFound:
             return None
         except Locked as error:
             raise errors.KeyringLocked(str(error)) from None
         except SortedVaultError as error:
             raise errors.KeyringError(str(error)) from None
-        try:
-            return secret.decode("utf-8")
-        except UnicodeDecodeError:
+        text = _utf8(secret)
+        if text is None:
             raise errors.KeyringError("the item %r/%r holds bytes that are not UTF-8 text, which keyring cannot "
-                                      "return: read it with `sortedvault retrieve`" % (service, username)) from None
+                                      "return: read it with `sortedvault retrieve`" % (service, username))
+        return text
 
     def set_password(self, service, username, password):
         self._validate_username(username)
         try:
-            self._client().store(service, username, password.encode("utf-8"))
+            self._client().store(names.encode(service), names.encode(username), password.encode("utf-8"))
         except Locked as error:
             raise errors.KeyringLocked(str(error)) from None
         except SortedVaultError as error:
@@ -66,7 +73,7 @@ class SortedVaultKeyring(KeyringBackend):
 
     def delete_password(self, service, username):
         try:
-            self._client().delete(service, username)
+            self._client().delete(names.encode(service), names.encode(username))
         except NotFound as error:
             raise errors.PasswordDeleteError("cannot delete: %s" % error) from None
         except Locked as error:
@@ -78,12 +85,13 @@ class SortedVaultKeyring(KeyringBackend):
         """With a username, that item; without one, the service's first item (as other backends do)."""
         if username is None:
             try:
-                items = self._client().list(service)
+                stored = names.encode(service)
+                items = self._client().list(stored)
             except Locked as error:
                 raise errors.KeyringLocked(str(error)) from None
             except SortedVaultError as error:
                 raise errors.KeyringError(str(error)) from None
-            accounts = sorted(item.get("account", "") for item in items if item.get("service") == service)
+            accounts = sorted(names.decode(item.get("account", "")) for item in items if item.get("service") == stored)
             if not accounts:
                 return None
             username = accounts[0]
@@ -91,3 +99,12 @@ class SortedVaultKeyring(KeyringBackend):
         if password is None:
             return None
         return credentials.SimpleCredential(username, password)
+
+
+def _utf8(data):
+    """`data` as text, or None. The failed decode's exception holds `data` (the secret): it ends here,
+    so no exception raised later carries it as its `__context__`."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None

@@ -5,7 +5,9 @@
     secret = client.retrieve("com.sorted.api", "ada")   # bytes
 
 Varlink is NUL-terminated JSON over a Unix stream socket (docs/protocol.md); secrets travel as base64.
-The daemon identifies this process from the kernel (SO_PEERCRED), so there is nothing to log in with.
+The daemon identifies this process from the kernel (SO_PEERCRED), so there is nothing to log in with;
+this client checks the daemon the same way before it sends anything (trust.py), and starts it when
+none answers, as every sortedvault client does (by running `sortedvault status`, see start_daemon).
 Errors are `SortedVaultError` subclasses whose text names the daemon's error and what to do, never a
 secret. Python strings cannot be wiped: the receive buffer is zeroed after use, the decoded secret is
 the caller's to drop.
@@ -14,7 +16,11 @@ the caller's to drop.
 import base64
 import json
 import os
+import shutil
 import socket
+import subprocess
+
+from . import trust
 
 VAULT = "org.sortedvault.vault"
 #: The daemon caps frames at 1 MiB; a reply over that is refused rather than buffered without end.
@@ -62,6 +68,10 @@ class Unavailable(SortedVaultError):
     pass
 
 
+class ForeignSocket(PermissionDenied):
+    """The socket is not served by this user's own daemon (trust.py); nothing was sent to it."""
+
+
 _ERRORS = {
     VAULT + ".NotFound": NotFound,
     VAULT + ".Locked": Locked,
@@ -89,9 +99,10 @@ def _describe(name, parameters):
 class SortedVaultClient:
     """One connection per call: keyring calls are rare, and a fresh connection survives daemon restarts."""
 
-    def __init__(self, socket_path=None, timeout=30.0):
+    def __init__(self, socket_path=None, timeout=30.0, autostart=True):
         self.socket_path = socket_path or default_socket_path()
         self.timeout = timeout
+        self.autostart = autostart
 
     def store(self, service, account, secret):
         encoded = base64.b64encode(secret).decode("ascii")
@@ -118,16 +129,7 @@ class SortedVaultClient:
         request = json.dumps({"method": method, "parameters": parameters}).encode("utf-8") + b"\0"
         buffer = bytearray()
         try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
-                connection.settimeout(self.timeout)
-                try:
-                    connection.connect(self.socket_path)
-                except (FileNotFoundError, ConnectionRefusedError):
-                    raise Unavailable("no sortedvault daemon answers at %s: start it with `sortedvault daemon` "
-                                      "(or any sortedvault command, which starts it)" % self.socket_path) from None
-                except PermissionError:
-                    raise PermissionDenied("not allowed to connect to %s: the daemon belongs to another user"
-                                           % self.socket_path) from None
+            with self.connect() as connection:
                 connection.sendall(request)
                 while b"\0" not in buffer:
                     chunk = connection.recv(65536)
@@ -155,3 +157,57 @@ class SortedVaultClient:
             raise _ERRORS.get(name, SortedVaultError)(_describe(name, parameters), name, parameters)
         parameters = reply.get("parameters", {})
         return parameters if isinstance(parameters, dict) else {}
+
+    def connect(self):
+        """A connection to this user's own daemon, started first when none answers (if `autostart`)."""
+        connection = self.connect_if_running()
+        if connection is None and self.autostart:
+            trouble = start_daemon(self.socket_path, self.timeout)
+            connection = self.connect_if_running()
+            if connection is None:
+                raise Unavailable("no sortedvault daemon answers at %s, and %s" % (self.socket_path, trouble))
+        if connection is None:
+            raise Unavailable("no sortedvault daemon answers at %s: start it with `sortedvault daemon` "
+                              "(or any sortedvault command, which starts it)" % self.socket_path)
+        return connection
+
+    def connect_if_running(self):
+        """A trusted connection, or None when nothing listens at the socket; raises ForeignSocket when
+        something does that is not this user's daemon (trust.py), before a byte is sent."""
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            connection.settimeout(self.timeout)
+            try:
+                connection.connect(self.socket_path)
+            except (FileNotFoundError, ConnectionRefusedError):
+                connection.close()
+                return None
+            except PermissionError:
+                raise PermissionDenied("not allowed to connect to %s: the daemon belongs to another user"
+                                       % self.socket_path) from None
+            reason = trust.distrust(connection, self.socket_path)
+            if reason is not None:
+                raise ForeignSocket(trust.refusal(self.socket_path, reason))
+            return connection
+        except BaseException:
+            connection.close()
+            raise
+
+
+def start_daemon(socket_path, timeout):
+    """Starts the daemon the way every sortedvault client does: `sortedvault status` starts it on demand
+    (the same vault, policy and socket the CLI would use); the caller then connects again. Returns what
+    went wrong, in words that end an error message, for when no daemon answers even then."""
+    program = shutil.which("sortedvault")
+    if program is None:
+        return ("the `sortedvault` command is not on PATH to start one: install sortedvault (see its README), "
+                "or start its daemon with `sortedvault daemon`")
+    try:
+        result = subprocess.run([program, "status", "--socket", socket_path], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "`%s status` did not start it in %g s" % (program, timeout)
+    except OSError as error:
+        return "%s could not be run to start it (%s)" % (program, error.strerror)
+    said = result.stderr.decode("utf-8", "replace").strip()
+    return "`%s status` did not start it (exit %d)%s" % (program, result.returncode, ": " + said if said else "")
