@@ -28,14 +28,22 @@ public enum SecretInput {
         return try readAll(fd: 0, limit: Limits.maximumSecretBytes, what: "the secret")
     }
 
-    /// A passphrase from `fd` (up to the first newline) or, without one, a no-echo prompt.
+    /// A passphrase from `fd` (up to the first newline); without one, from standard input when it is
+    /// piped and holds something (`printf %s "$PASS" | sortedvault unlock`), else a no-echo prompt.
     public static func passphrase(fd: Int32?, prompt: String) throws -> SecureBytes {
         if let fd {
+            guard fcntl(fd, F_GETFD) != -1 else {
+                throw VaultError.invalidArgument("--passphrase-fd \(fd): descriptor \(fd) is not open; open it for the command, e.g. `\(fd)< FILE`, or pipe the passphrase on standard input")
+            }
             let all = try readAll(fd: fd, limit: 4096, what: "the passphrase")
             return firstLine(of: all)
         }
+        if isatty(0) != 1 {
+            let piped = firstLine(of: try readAll(fd: 0, limit: 4096, what: "the passphrase"))
+            if piped.count > 0 { return piped }
+        }
         guard isatty(0) == 1 || FileManager.default.isReadableFile(atPath: "/dev/tty") else {
-            throw VaultError.invalidArgument("no terminal to ask for the passphrase: pass it on a descriptor with --passphrase-fd N")
+            throw VaultError.invalidArgument("no passphrase: nothing came on standard input and there is no terminal to ask on; pipe it, or pass it on a descriptor with --passphrase-fd N")
         }
         return try promptNoEcho(prompt)
     }

@@ -151,7 +151,7 @@ public actor EncryptedVault: TokenStore, LockableStore, TokenStoreReadingNow {
     public func changePassphrase(from old: SecureBytes, to new: SecureBytes, cost: Argon2Cost = .moderate) async throws {
         let header = try await currentHeader()
         guard let index = header.decoded.slots.firstIndex(where: { $0.kind == .passphrase }) else {
-            throw VaultError(.keySourceRejected, "this vault has no passphrase to change")
+            throw VaultError.invalidArgument("this vault has no passphrase to change: it opens with its key file or the desktop keyring; nothing was changed")
         }
         let newSlot = try await KeyDerivationQueue.run { () throws -> KeySlot in
             let master = try KeySlots.open(header.decoded, with: .passphrase(old))

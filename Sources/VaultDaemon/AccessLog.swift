@@ -96,6 +96,14 @@ final class AccessLog: Sendable {
         write(peerText, operation: operation, service: service, allowed: decision.allowed, quotedWhy: decisionText)
     }
 
+    /// An allowed call that failed in a way the owner must see: a wrong passphrase (`unlock`,
+    /// `change-passphrase`), someone guessing. Counted in the refusals' budget.
+    func recordFailure(_ peer: PeerCredentials, operation: String, reason: String) {
+        guard admit(peer, allowed: false, operation: operation) else { return }
+        emit(timestamp() + " failed" + Self.peerText(peer) + " operation=" + Self.quoted(operation)
+             + " note=" + Self.quoted(reason) + "\n")
+    }
+
     /// A connection refused at accept: no rule could ever allow this peer anything.
     func recordRefusedConnection(_ peer: PeerCredentials) {
         guard admit(peer, allowed: false, operation: "connect") else { return }

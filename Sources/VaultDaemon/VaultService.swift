@@ -179,7 +179,7 @@ final class VaultService: VarlinkInterface {
             activity.touch()
             return [:]
         }
-        try await throttled(peer) {
+        try await throttled(peer, "unlock") {
             try await vault.unlock(.passphrase(passphrase))
         }
         activity.touch()
@@ -191,7 +191,7 @@ final class VaultService: VarlinkInterface {
     /// Runs one passphrase check as a reserved attempt of `peer`: refused with `TooManyAttempts`
     /// while the peer must wait or has another attempt in flight, so parallel calls cannot all
     /// reach the (one-at-a-time) key derivation.
-    private func throttled(_ peer: PeerCredentials, _ check: () async throws -> Void) async throws {
+    private func throttled(_ peer: PeerCredentials, _ operation: String, _ check: () async throws -> Void) async throws {
         let who = UnlockThrottle.Peer(uid: peer.uid, pid: peer.pid)
         guard let attempt = throttle.reserve(for: who) else {
             throw VarlinkError(name: VaultWireError.tooManyAttempts, parameters: ["retryAfterSeconds": .double(throttle.retryAfter(for: who))])
@@ -201,7 +201,8 @@ final class VaultService: VarlinkInterface {
             throttle.settle(attempt, succeeded: true)
         } catch let error as VaultError where error.code == .wrongPassphrase {
             throttle.settle(attempt, succeeded: false)
-            logger.warning("failed unlock", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+            logger.warning("wrong passphrase", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)", "operation": "\(operation)"])
+            access.accessLog?.recordFailure(peer, operation: operation, reason: "wrong passphrase")
             throw error
         } catch {
             throttle.release(attempt)
@@ -220,7 +221,7 @@ final class VaultService: VarlinkInterface {
         try access.require(peer, "change-passphrase", service: nil)
         let request = try VaultInterface.ChangePassphrase.Request(from: parameters)
         guard request.new.count > 0 else { throw VaultError.invalidArgument("the new passphrase must not be empty") }
-        try await throttled(peer) {
+        try await throttled(peer, "change-passphrase") {
             try await vault.changePassphrase(from: request.old, to: request.new)
         }
         logger.info("passphrase changed", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])

@@ -4,6 +4,7 @@ import SortedVaultCLI
 import VaultClient
 import VaultCore
 import VaultCrypto
+import VaultWireClient
 
 struct Store: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -37,6 +38,7 @@ struct Store: AsyncParsableCommand {
             let options = try StoreOptions(label: label, attributes: pairs, expiresAt: expiresIn.map { Date().addingTimeInterval($0) })
             let key = try ItemKey(service: service, account: account)
             let secret = try SecretInput.secret(prompt: "Secret for \(service)/\(account): ")
+            guard secret.count > 0 else { throw VaultError.invalidArgument(SecretText.empty) }
             try await global.client().store(secret, for: key, options: options)
         }
     }

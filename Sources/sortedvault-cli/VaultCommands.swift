@@ -59,7 +59,12 @@ struct Unlock: AsyncParsableCommand {
         try await reportingErrors {
             let client = try global.client()
             // Status may be denied to this program; then the daemon's answer to Unlock() decides.
-            let sources = try? await client.status().keySources
+            let status = try? await client.status()
+            if status?.locked == false {
+                print("the vault is already unlocked")
+                return
+            }
+            let sources = status?.keySources
             if sources?.contains(where: { $0 == "keyfile" || $0 == "secret-service" }) != false {
                 do {
                     try await client.unlockFromKeySources()
@@ -79,7 +84,7 @@ struct Unlock: AsyncParsableCommand {
 struct ChangePassphrase: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Change the vault's passphrase (items are not re-encrypted).",
-        discussion: "With --passphrase-fd N, descriptor N holds the old passphrase on the first line and the new one on the second.")
+        discussion: "With --passphrase-fd N (or piped on standard input), the old passphrase is on the first line and the new one on the second.")
 
     @OptionGroup var global: GlobalOptions
     @Option(help: "Read old and new passphrases, one per line, from this descriptor.") var passphraseFd: Int32?
@@ -88,7 +93,8 @@ struct ChangePassphrase: AsyncParsableCommand {
         try await reportingErrors {
             let client = try global.client()
             let (old, new): (SecureBytes, SecureBytes)
-            if let fd = passphraseFd {
+            // A descriptor, or a piped standard input: old and new passphrase, one per line.
+            if let fd = passphraseFd ?? (isatty(0) == 1 ? nil : 0) {
                 let both = try SecretInput.readAll(fd: fd, limit: 8192, what: "the passphrases")
                 (old, new) = PassphrasePair.split(both)
             } else {
@@ -97,7 +103,11 @@ struct ChangePassphrase: AsyncParsableCommand {
                 let again = try SecretInput.passphrase(fd: nil, prompt: "New passphrase again: ")
                 guard new == again else { throw VaultError.invalidArgument("the new passphrases differ; nothing was changed") }
             }
-            try await client.changePassphrase(from: old, to: new)
+            do {
+                try await client.changePassphrase(from: old, to: new)
+            } catch let error as VaultError where error.code == .wrongPassphrase {
+                throw VaultError(.wrongPassphrase, "wrong current passphrase: nothing was changed; check it and try again")
+            }
         }
     }
 }
@@ -114,3 +124,7 @@ enum PassphrasePair {
         }
     }
 }
+
+#if canImport(Glibc)
+import Glibc
+#endif

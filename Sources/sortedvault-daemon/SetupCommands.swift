@@ -86,7 +86,8 @@ struct Init: AsyncParsableCommand {
     /// A new passphrase from `--passphrase-fd`, or typed twice at the terminal.
     private func newPassphrase(_ prompt: String) throws -> SecureBytes {
         let passphrase: SecureBytes
-        if let fd = passphraseFd {
+        if let fd = passphraseFd ?? (isatty(0) == 1 ? nil : 0) {
+            // A descriptor, or a piped standard input: read once, no second entry to compare.
             passphrase = try SecretInput.passphrase(fd: fd, prompt: "")
         } else {
             passphrase = try SecretInput.passphrase(fd: nil, prompt: prompt)
@@ -154,3 +155,7 @@ struct DaemonCommand: AsyncParsableCommand {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -30,6 +30,7 @@ enum StandardStreams {
         guard length <= maximumSecretBytes else {
             throw WireFailure(.usage, "the secret is over the limit of \(maximumSecretBytes) bytes; nothing was stored")
         }
+        guard length > 0 else { throw WireFailure(.usage, SecretText.empty) }
         return buffer.withUnsafeBytes { SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<length])) }
     }
 
