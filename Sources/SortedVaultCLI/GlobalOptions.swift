@@ -3,8 +3,9 @@ import Foundation
 import VaultClient
 import VaultProtocol
 
-/// Options every command takes.
-public struct GlobalOptions: ParsableArguments {
+/// Where the vault and its daemon are: the options every command takes, `daemon`, `init` and
+/// `recover` included.
+public struct PathOptions: ParsableArguments {
     public init() {}
 
     @Option(help: "The daemon's socket (default: $XDG_RUNTIME_DIR/sortedvault/socket).")
@@ -18,9 +19,6 @@ public struct GlobalOptions: ParsableArguments {
 
     @Option(help: "The access-policy and settings directory (default: $XDG_CONFIG_HOME/sortedvault/policy, else built-in defaults).")
     public var policyDir: String?
-
-    @Flag(help: "Do not start the daemon when no socket answers.")
-    public var noAutostart = false
 
     /// The paths, with command-line overrides applied.
     public func paths() throws -> VaultPaths {
@@ -39,6 +37,24 @@ public struct GlobalOptions: ParsableArguments {
         if let policyDir { paths.policyDirectory = policyDir }
         return paths
     }
+}
+
+/// Options every command that talks to the daemon takes: where, and whether to start it.
+public struct GlobalOptions: ParsableArguments {
+    public init() {}
+
+    @OptionGroup public var location: PathOptions
+
+    @Flag(help: "Do not start the daemon when no socket answers.")
+    public var noAutostart = false
+
+    public var socket: String? { location.socket }
+    public var dataDir: String? { location.dataDir }
+    public var keyFile: String? { location.keyFile }
+    public var policyDir: String? { location.policyDir }
+
+    /// The paths, with command-line overrides applied.
+    public func paths() throws -> VaultPaths { try location.paths() }
 
     /// A client for the daemon, started on demand unless `--no-autostart`.
     public func client() throws -> VaultClient {

@@ -2,49 +2,40 @@ import ArgumentParser
 import SortedVaultCLI
 import VaultCore
 
-/// `sortedvault init …` and `sortedvault daemon …` run `sortedvault-daemon`, which holds the code that
-/// needs libcurl and libsecret; arguments (and `--help`) pass through unchanged.
+/// `sortedvault init …`, `recover …` and `daemon …` run `sortedvault-daemon`, which holds the code
+/// that needs libcurl and libsecret. Their options are declared here too (the same
+/// ``InitArguments``…), so help, man pages and completions show them; once parsed, the command's
+/// arguments pass to `sortedvault-daemon` unchanged.
 struct InitForwarder: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "init", abstract: "Create a new vault.",
+                                                    discussion: InitArguments.discussion)
+    @OptionGroup var options: InitArguments
+    func run() throws { try DaemonSideCommand.run("init") }
+}
+
+struct RecoverForwarder: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "init", abstract: "Create a new vault (see `sortedvault init --help`).", helpNames: [])
-
-    @Argument(parsing: .captureForPassthrough) var arguments: [String] = []
-
-    func run() throws {
-        do {
-            try DaemonExecutable.exec(["init"] + arguments)
-        } catch let error as VaultError {
-            throw fail(error.reason, .failure)
-        }
-    }
+        commandName: "recover", abstract: "Accept the vault as it is after a rollback was detected (stop the daemon first).",
+        discussion: RecoverArguments.discussion)
+    @OptionGroup var options: RecoverArguments
+    func run() throws { try DaemonSideCommand.run("recover") }
 }
 
 struct DaemonForwarder: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "daemon",
-        abstract: "Run the daemon in the foreground (systemd runs this; other commands start it on demand).",
-        helpNames: [])
-
-    @Argument(parsing: .captureForPassthrough) var arguments: [String] = []
-
-    func run() throws {
-        do {
-            try DaemonExecutable.exec(["daemon"] + arguments)
-        } catch let error as VaultError {
-            throw fail(error.reason, .failure)
-        }
-    }
+        abstract: "Run the daemon in the foreground (systemd runs this; other commands start it on demand).")
+    @OptionGroup var options: DaemonArguments
+    func run() throws { try DaemonSideCommand.run("daemon") }
 }
 
-struct RecoverForwarder: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "recover", abstract: "Accept a vault restored from an older copy (see `sortedvault recover --help`).", helpNames: [])
-
-    @Argument(parsing: .captureForPassthrough) var arguments: [String] = []
-
-    func run() throws {
+enum DaemonSideCommand {
+    /// Runs `sortedvault-daemon VERB ARGUMENTS…` in this process, with the arguments this command got.
+    static func run(_ verb: String) throws {
+        let arguments = CommandLineOrder.arguments
+        let index = arguments.firstIndex(of: verb) ?? -1
         do {
-            try DaemonExecutable.exec(["recover"] + arguments)
+            try DaemonExecutable.exec([verb] + arguments[(index + 1)...])
         } catch let error as VaultError {
             throw fail(error.reason, .failure)
         }

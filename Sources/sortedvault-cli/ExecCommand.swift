@@ -22,6 +22,7 @@ struct Exec: AsyncParsableCommand {
             atomically (readers see the old or the new token, never a mix); it is removed when the command \
             exits or is killed. The exit status is the command's (128 + N when killed by signal N); \
             8 and 9 as for `session autologin` when no valid token can be had.
+
             Example: sortedvault exec --session com.sorted.api ada -- sh -c 'curl -H "Authorization: Bearer $(cat "$SORTEDVAULT_TOKEN_FILE")" …'
             """)
 

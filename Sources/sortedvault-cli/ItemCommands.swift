@@ -48,8 +48,8 @@ struct Retrieve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Write a secret's exact bytes to standard output.")
 
     @OptionGroup var global: GlobalOptions
-    @Argument var service: String
-    @Argument var account: String
+    @Argument(help: "The service, e.g. com.sorted.api.") var service: String
+    @Argument(help: "The account within the service.") var account: String
 
     func run() async throws {
         try await reportingErrors {
@@ -63,8 +63,8 @@ struct Delete: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Delete an item and scrub it from the data files.")
 
     @OptionGroup var global: GlobalOptions
-    @Argument var service: String
-    @Argument var account: String
+    @Argument(help: "The service, e.g. com.sorted.api.") var service: String
+    @Argument(help: "The account within the service.") var account: String
 
     func run() async throws {
         try await reportingErrors {

@@ -13,9 +13,9 @@ struct Log: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the daemon's access log: who asked for what, allowed or denied, and by which rule.",
         discussion: """
-            The log is $XDG_STATE_HOME/sortedvault/access.log (default ~/.local/state), capped at 1 MiB and rotated to
-            access.log.1, access.log.2, … (kept 90 days, at most 64 of them). A program over its line budget is counted,
-            not written line by line: a "summary" line gives its counts. A daemon run by systemd logs to the journal
+            The log is $XDG_STATE_HOME/sortedvault/access.log (default ~/.local/state), capped at 1 MiB and rotated to \
+            access.log.1, access.log.2, … (kept 90 days, at most 64 of them). A program over its line budget is counted, \
+            not written line by line: a "summary" line gives its counts. A daemon run by systemd logs to the journal \
             instead: journalctl --user -u sortedvault.
             """)
 

@@ -16,8 +16,8 @@ struct SessionCommand: AsyncParsableCommand {
         commandName: "session",
         abstract: "Keep a login (OAuth2, OpenID Connect, Firebase, Supabase) alive: save it once, then autologin at every start.",
         discussion: """
-            autologin and refresh print the access token on standard output and exit with
-            0 (valid or refreshed), 8 (sign in again: the reason is on standard error) or
+            autologin and refresh print the access token on standard output and exit with \
+            0 (valid or refreshed), 8 (sign in again: the reason is on standard error) or \
             9 (the provider is offline: the cached token is printed only while it is still valid).
             """,
         subcommands: [SessionSave.self, SessionAutoLogin.self, SessionRefresh.self, SessionLogout.self,
@@ -37,10 +37,10 @@ struct SessionSave: AsyncParsableCommand {
         commandName: "save",
         abstract: "Store a login from the provider's sign-in answer (JSON on standard input).",
         discussion: """
-            Pipe the JSON the provider answered at sign-in, unchanged: oauth2 and oidc (access_token,
-            token_type, expires_in, refresh_token, scope, id_token), supabase (the session of
-            signInWithPassword), firebase (the answer of signInWithPassword: idToken, refreshToken,
-            expiresIn, localId). Secrets are read from descriptors, never from the command line:
+            Pipe the JSON the provider answered at sign-in, unchanged: oauth2 and oidc (access_token, \
+            token_type, expires_in, refresh_token, scope, id_token), supabase (the session of \
+            signInWithPassword), firebase (the answer of signInWithPassword: idToken, refreshToken, \
+            expiresIn, localId). Secrets are read from descriptors, never from the command line: \
             --client-secret-fd, --api-key-fd.
 
             --kind oauth2 (default): --token-endpoint, --client-id [--revocation-endpoint]

@@ -14,8 +14,8 @@ struct SessionListCommand: AsyncParsableCommand {
         commandName: "list",
         abstract: "List the stored logins the access policy lets you see (never their tokens).",
         discussion: """
-            One line per login: SERVICE, ACCOUNT, state (valid, refreshDue, expired, reauthRequired),
-            user id, when the access token expires and the provider kind (oauth2, oidc, firebase,
+            One line per login: SERVICE, ACCOUNT, state (valid, refreshDue, expired, reauthRequired), \
+            user id, when the access token expires and the provider kind (oauth2, oidc, firebase, \
             supabase). --json prints the daemon's List reply.
             """)
 

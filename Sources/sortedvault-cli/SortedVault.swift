@@ -1,4 +1,5 @@
 import ArgumentParser
+import SortedVaultCLI
 
 /// `sortedvault`: the command-line face of the vault. Every item command talks to the per-user daemon
 /// over its socket, starting it on demand.
@@ -9,8 +10,11 @@ struct SortedVault: AsyncParsableCommand {
         abstract: "A keychain-style credential and token vault for Linux.",
         discussion: """
             Secrets are read from standard input (or a no-echo prompt on a terminal), never from the command line.
-            Exit codes: 0 success, 1 not found, 2 vault locked, 3 permission denied, 4 daemon unreachable,
-            5 wrong passphrase or key, 6 integrity failure, 7 other failure, 8 sign in again (session),
+
+            Global options (--socket, --data-dir, --key-file, --policy-dir, --no-autostart) may come before or after the verb.
+
+            Exit codes: 0 success, 1 not found, 2 vault locked, 3 permission denied, 4 daemon unreachable, \
+            5 wrong passphrase or key, 6 integrity failure, 7 other failure, 8 sign in again (session), \
             9 offline (session), 64 bad usage.
             """,
         version: "0.1.0",
@@ -18,4 +22,18 @@ struct SortedVault: AsyncParsableCommand {
             InitForwarder.self, RecoverForwarder.self, Store.self, Retrieve.self, Delete.self, List.self, Status.self,
             Lock.self, Unlock.self, ChangePassphrase.self, Stop.self, Reload.self, SessionCommand.self, Exec.self, GitCommand.self, Log.self, DaemonForwarder.self,
         ])
+
+    /// ArgumentParser's own entry point, on the arguments with any global options moved after the verb.
+    static func main() async {
+        do {
+            var command = try parseAsRoot(CommandLineOrder.arguments)
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }

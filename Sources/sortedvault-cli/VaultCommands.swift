@@ -47,8 +47,8 @@ struct Unlock: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Unlock the vault: from its key file or desktop keyring again, else with its passphrase.",
         discussion: """
-            After `sortedvault lock` or an auto-lock, a key-file or keyring vault unlocks again without a passphrase:
-            the daemon re-reads the key file or asks the keyring. A passphrase is asked for only when the vault has one
+            After `sortedvault lock` or an auto-lock, a key-file or keyring vault unlocks again without a passphrase: \
+            the daemon re-reads the key file or asks the keyring. A passphrase is asked for only when the vault has one \
             and nothing else unlocked it.
             """)
 

@@ -17,17 +17,13 @@ import SortedVaultCLI
 struct Recover: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Accept the vault as it is after a rollback was detected (stop the daemon first).",
-        discussion: """
-            Run this only if you restored an older copy of vault.db on purpose. Items changed or deleted since that \
-            copy come back in their older state: sign in again to the logins you had logged out of, and log out again \
-            of the ones you had logged out of. The daemon must be stopped. It asks for confirmation on the terminal \
-            (--yes without one) and records the recovery in the access log (sortedvault log) and the generation record.
-            """)
+        discussion: RecoverArguments.discussion)
 
-    @OptionGroup var global: GlobalOptions
-    @Flag(help: "Confirm: the vault as it is now becomes the current state.") var acceptRollback = false
-    @Flag(help: "Do not ask on the terminal (for scripts); the recovery is still recorded.") var yes = false
-    @Option(help: "Read the passphrase from this file descriptor instead of the terminal.") var passphraseFd: Int32?
+    @OptionGroup var options: RecoverArguments
+    var global: PathOptions { options.location }
+    var acceptRollback: Bool { options.acceptRollback }
+    var yes: Bool { options.yes }
+    var passphraseFd: Int32? { options.passphraseFd }
 
     func run() async throws {
         try await reportingErrors {

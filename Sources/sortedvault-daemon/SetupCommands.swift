@@ -14,23 +14,14 @@ import SortedVaultCLI
 struct Init: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create a new vault.",
-        discussion: """
-            passphrase: the daemon starts locked until `sortedvault unlock`.
-            keyfile: a random key is written to the key file (mode 0600) and the daemon unlocks itself at start;
-            for headless service accounts.
-            secret-service: a random key is kept in your desktop keyring (gnome-keyring, KeePassXC, KWallet) and the
-            daemon unlocks itself whenever that keyring is unlocked; you also choose a recovery passphrase, for
-            `sortedvault unlock` when the keyring is unavailable.
-            """)
+        discussion: InitArguments.discussion)
 
-    enum KeySourceKind: String, ExpressibleByArgument, CaseIterable { case passphrase, keyfile, secretService = "secret-service" }
-    enum Cost: String, ExpressibleByArgument, CaseIterable { case interactive, moderate, sensitive }
-
-    @OptionGroup var global: GlobalOptions
-    @Option(help: "What protects the vault key.") var keySource: KeySourceKind = .passphrase
-    @Option(help: "Read the passphrase from this file descriptor instead of the terminal.") var passphraseFd: Int32?
-    @Option(help: "Argon2id cost for the passphrase (moderate ≈ 0.6 s).") var kdfCost: Cost = .moderate
-    @Flag(help: .hidden) var unsafeKdfCostForTesting = false
+    @OptionGroup var options: InitArguments
+    var global: PathOptions { options.location }
+    var keySource: InitArguments.KeySourceKind { options.keySource }
+    var passphraseFd: Int32? { options.passphraseFd }
+    var kdfCost: InitArguments.Cost { options.kdfCost }
+    var unsafeKdfCostForTesting: Bool { options.unsafeKdfCostForTesting }
 
     func run() async throws {
         try await reportingErrors {
@@ -112,18 +103,16 @@ struct DaemonCommand: AsyncParsableCommand {
         commandName: "daemon",
         abstract: "Run the daemon in the foreground (systemd runs this; other commands start it on demand).")
 
-    @OptionGroup var global: GlobalOptions
-    @Option(help: "Log level: trace, debug, info, notice, warning, error.") var logLevel: Logger.Level = .info
-    @Option(help: .hidden) var unsafeClockFile: String?
-    @Option(help: "How often the daemon checks that its socket still leads to it; it stops when not (seconds).")
-    var socketCheckSeconds: Int = 60
-    @Option(help: "The access log's size cap per file; past it the file is rotated to access.log.1, .2, … (bytes).")
-    var accessLogMaxBytes: Int = 1 << 20
+    @OptionGroup var options: DaemonArguments
+    var global: PathOptions { options.location }
+    var unsafeClockFile: String? { options.unsafeClockFile }
+    var socketCheckSeconds: Int { options.socketCheckSeconds }
+    var accessLogMaxBytes: Int { options.accessLogMaxBytes }
 
     func run() async throws {
         let listener = DaemonConfiguration.systemdListener()
         ProcessHardening.closeInheritedDescriptors(keeping: listener)
-        let level = logLevel
+        let level = Logger.Level(rawValue: options.logLevel.rawValue) ?? .info
         LoggingSystem.bootstrap { label in
             var handler = EscapingLogHandler(wrapping: StreamLogHandler.standardError(label: label))
             handler.logLevel = level
@@ -154,7 +143,6 @@ struct DaemonCommand: AsyncParsableCommand {
     }
 }
 
-extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 #if canImport(Glibc)
 import Glibc
