@@ -102,3 +102,38 @@ extension DaemonSuite {
         }
     }
 }
+
+extension DaemonSuite {
+    /// scripts/install into a prefix from the debug build: what a user building from source gets.
+    @Suite struct FromSourceInstallTests {
+        @Test func theInstallPutsStrippedProgramsPagesCompletionsAndUnitsThatNameThePrefix() throws {
+            let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("sv-install-\(UUID().uuidString.prefix(8))").path
+            defer { try? FileManager.default.removeItem(atPath: scratch) }
+            let prefix = scratch + "/prefix"
+            var environment = ProcessInfo.processInfo.environment
+            environment["HOME"] = scratch + "/home"
+            environment["XDG_CONFIG_HOME"] = scratch + "/config"
+            let buildDir = (CLIHarness.executable as NSString).deletingLastPathComponent
+            let (status, out, err) = try Subprocess.run(
+                ["/bin/bash", CLIHarness.repository + "/scripts/install", "--prefix", prefix, "--build-dir", buildDir],
+                environment: environment, input: Data())
+            try #require(status == 0, "\(String(decoding: err, as: UTF8.self))")
+            #expect(String(decoding: out, as: UTF8.self).contains("systemd user units: \(scratch)/config/systemd/user"))
+
+            for program in PackageTests.programs {
+                let (_, sections, _) = try PackageTests.tool(["/usr/bin/readelf", "-S", prefix + "/bin/" + program])
+                #expect(!sections.contains(".symtab") && !sections.contains(".debug_info"), "\(program) is not stripped")
+            }
+            let version = try Subprocess.run([prefix + "/bin/sortedvault", "--version"], environment: environment, input: Data())
+            #expect(version.0 == 0)
+            for path in ["share/man/man1/sortedvault.1", "share/man/man1/sortedvault-store.1", "share/man/man1/sortedvault-daemon.1",
+                         "share/man/man1/docker-credential-sortedvault.1", "share/bash-completion/completions/sortedvault",
+                         "share/zsh/site-functions/_sortedvault", "share/fish/vendor_completions.d/sortedvault.fish"] {
+                #expect(FileManager.default.fileExists(atPath: prefix + "/" + path), "\(path)")
+            }
+            let service = try String(contentsOfFile: scratch + "/config/systemd/user/sortedvault.service", encoding: .utf8)
+            #expect(service.contains("\nExecStart=\(prefix)/bin/sortedvault daemon\n"))
+            #expect(FileManager.default.fileExists(atPath: scratch + "/config/systemd/user/sortedvault.socket"))
+        }
+    }
+}
