@@ -135,7 +135,7 @@ let package = Package(
         .target(
             name: "SortedVaultCLI",
             dependencies: [
-                "VaultClient", "VaultProtocol", "VaultCore", "VaultCrypto", "CLinuxShims", "VaultWireClient",
+                "VaultClient", "VaultProtocol", "VaultCore", "VaultCrypto", "CLinuxShims", "VaultWireClient", "BoundedJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -87,13 +87,11 @@ struct List: AsyncParsableCommand {
                 let rows = items.map { item -> [String: String] in
                     var row = ["service": item.service, "account": item.account]
                     if let label = item.label { row["label"] = label }
-                    if let expires = item.expiresAt { row["expires"] = ISO8601DateFormatter().string(from: expires) }
-                    row["modified"] = ISO8601DateFormatter().string(from: item.modifiedAt)
+                    if let expires = item.expiresAt { row["expires"] = CLIJSON.time(expires) }
+                    row["modified"] = CLIJSON.time(item.modifiedAt)
                     return row
                 }
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-                print(String(decoding: try encoder.encode(rows), as: UTF8.self))
+                print(try CLIJSON.text(rows))
             } else {
                 for item in items {
                     print([item.service, item.account, item.label ?? ""].joined(separator: "\t"))

@@ -188,7 +188,7 @@ struct SessionStatusCommand: AsyncParsableCommand {
         try await reportingErrors {
             let session = try await global.sessionClient().status(try login.key())
             if json {
-                print(String(decoding: JSONValue.object(session).serialized(), as: UTF8.self))
+                print(CLIJSON.text(.object(session)))
                 return
             }
             func date(_ field: String) -> String {

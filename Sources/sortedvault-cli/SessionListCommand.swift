@@ -16,7 +16,7 @@ struct SessionListCommand: AsyncParsableCommand {
         discussion: """
             One line per login: SERVICE, ACCOUNT, state (valid, refreshDue, expired, reauthRequired), \
             user id, when the access token expires and the provider kind (oauth2, oidc, firebase, \
-            supabase). --json prints the daemon's List reply.
+            supabase). --json prints the daemon's List reply, times as ISO 8601.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -27,7 +27,7 @@ struct SessionListCommand: AsyncParsableCommand {
         try await reportingErrors {
             let logins = try await global.sessionClient().list(service: service)
             if json {
-                print(String(decoding: JSONValue.object(VarlinkWire.jsonObject(SessionInterface.List.Reply(logins: logins.map(SessionInterface.Login.init)))).serialized(), as: UTF8.self))
+                print(CLIJSON.text(.object(VarlinkWire.jsonObject(SessionInterface.List.Reply(logins: logins.map(SessionInterface.Login.init))))))
                 return
             }
             if logins.isEmpty {

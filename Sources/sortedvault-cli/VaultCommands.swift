@@ -16,9 +16,7 @@ struct Status: AsyncParsableCommand {
         try await reportingErrors {
             let status = try await global.client().status()
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-                print(String(decoding: try encoder.encode(status), as: UTF8.self))
+                print(try CLIJSON.text(status))
             } else {
                 let lines = StatusReport.lines(
                     locked: status.locked, items: status.items, logins: status.logins, queuedRevocations: status.queuedRevocations,

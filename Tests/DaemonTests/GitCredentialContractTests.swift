@@ -19,7 +19,9 @@ extension DaemonSuite {
             _ = try CLIHarness.sibling("git-credential-sortedvault")
             let helpers = (CLIHarness.executable as NSString).deletingLastPathComponent
             let run = try cli.runProgram(
-                ["/bin/sh", "-c", #"cd "$1/t" && exec /bin/sh t0303-credential-external.sh -v --root="$2""#, "sh", source, cli.root + "/git-trash"],
+                // umask 022: the scripts git's test library writes must be executable whatever umask this
+                // process has at the moment (a server in another test narrows it while it binds).
+                ["/bin/sh", "-c", #"umask 022 && cd "$1/t" && exec /bin/sh t0303-credential-external.sh -v --root="$2""#, "sh", source, cli.root + "/git-trash"],
                 extra: ["GIT_TEST_INSTALLED": "/usr/bin", "GIT_TEST_CREDENTIAL_HELPER": "sortedvault",
                         "TEST_OUTPUT_DIRECTORY_OVERRIDE": cli.root, "PATH": helpers + ":/usr/bin:/bin"])
             let lines = run.text.split(separator: "\n")

@@ -90,7 +90,7 @@ extension DaemonSuite {
                 import keyring
                 print(type(keyring.get_keyring()).__module__, keyring.get_password("com.example.api", "ada"))
                 """], environment: python)
-            #expect(keyring == 0 && answer == "sortedvault_keyring.backend s3cret\n", "\(keyringErrors)")
+            #expect(keyring == 0 && answer == "sortedvault_keyring.backend s3cret\n", "\(answer.debugDescription) \(keyringErrors)")
 
             harness.killStrayDaemons()
             let (purged, _, purgeErrors) = try Self.tool(dpkg + ["--purge", "sortedvault"])

@@ -220,7 +220,7 @@ extension DaemonSuite.ProviderKindMatrixTests {
         let autologin = try world.cli.run(["session", "autologin", world.key.service, world.key.account])
         #expect(autologin.status == 0 && autologin.text == token, "\(autologin.stderr)")
         let status = try world.cli.run(["session", "status", "--json", world.key.service, world.key.account])
-        #expect(status.text.contains("\"providerKind\":\"\(kind.rawValue)\""))
+        #expect(try JSONValue.parse(Array(status.stdout)).objectValue?["providerKind"]?.stringValue == kind.rawValue, "\(status.text)")
         #expect(try !status.text.contains(secret) && !world.cli.daemonLogged(secret), "the key or secret was shown")
         let logout = try world.cli.run(["session", "logout", world.key.service, world.key.account])
         #expect(logout.status == 0)

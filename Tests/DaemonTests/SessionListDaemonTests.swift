@@ -63,6 +63,10 @@ extension DaemonSuite {
                   case .array(let logins)? = reply["logins"] else { Issue.record("bad JSON: \(cli.text)"); return }
             #expect(logins.compactMap { $0.objectValue?["service"]?.stringValue } == ["com.sorted.other"])
             #expect(logins.compactMap { $0.objectValue?["account"]?.stringValue } == ["bob"])
+            // One JSON style with list --json and status --json: pretty, times as ISO 8601 (issue 24).
+            let expires = logins.first?.objectValue?["accessTokenExpiresAt"]?.stringValue
+            #expect(expires.map { (try? Date($0, strategy: .iso8601)) != nil } == true, "\(cli.text)")
+            #expect(cli.text.contains("\n  \""), "not pretty-printed: \(cli.text)")
             let text = try world.cli.run(["session", "list", "--no-autostart"])
             #expect(text.status == 0 && text.text.contains("com.sorted.other  bob  valid"), "\(text.text)")
             for response in [api, second] {
