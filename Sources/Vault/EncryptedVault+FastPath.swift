@@ -31,6 +31,12 @@ extension EncryptedVault {
         }
     }
 
+    /// The key of the logs' service pseudonyms (derived from the master key, so stable across
+    /// passphrase changes and restarts), or nil while the vault is locked.
+    public nonisolated func logNamesKeyNow() -> SecureBytes? {
+        published.withLock { $0.keys?.logNamesKey }
+    }
+
     /// ``retrieve(_:)`` without an actor hop: the item, or nil when only the async path can answer.
     /// Throws `.locked`, `.notFound` and `.integrityFailure` as ``retrieve(_:)`` does.
     public nonisolated func retrieveNow(_ key: ItemKey) throws -> RetrievedItem? {

@@ -16,7 +16,11 @@ struct ItemKeys: Sendable {
         recordRoot = KeyedHash.deriveKey(from: master, context: "sortedvault record v1", parts: [])
         stateKey = KeyedHash.deriveKey(from: master, context: "sortedvault state v1", parts: [])
         entryKey = KeyedHash.deriveKey(from: master, context: "sortedvault state entry v1", parts: [])
+        logNamesKey = KeyedHash.deriveKey(from: master, context: "sortedvault log names v1", parts: [])
     }
+
+    /// Keys the pseudonyms the logs write for services (`LogNames` in the daemon).
+    let logNamesKey: SecureBytes
 
     /// One entry's share of the state aggregate: a keyed hash of (lookup, revision, expiry).
     func entryTag(lookup: [UInt8], entry: StateMap.Entry) -> [UInt8] {

@@ -90,6 +90,24 @@ extension VaultInterface {
         }
     }
 
+    /// `LogNames() -> (names: [string]string)`: pseudonym (`private:…`) → service name.
+    public enum LogNames: VarlinkMethod {
+        public static let name = VaultInterface.name + ".LogNames"
+        public typealias Request = NoParameters
+
+        public struct Reply: WireCodable, Equatable {
+            public var names: [String: String]
+
+            public init(names: [String: String]) { self.names = names }
+
+            public init(from parameters: WireParameters) throws(WireParameterError) {
+                names = try parameters.optionalStringMap("names") ?? [:]
+            }
+
+            public func encodeMembers(to writer: inout WireWriter) { writer.field("names", names) }
+        }
+    }
+
     /// `Lock() -> ()`.
     public enum Lock: VarlinkMethod {
         public static let name = VaultInterface.name + ".Lock"

@@ -83,6 +83,11 @@ public final class VaultClient: TokenStore, LockableStore {
     }
 
     /// The daemon's state.
+    /// The logs' service pseudonyms (`private:…`) this caller may resolve, with their names.
+    public func logNames() async throws -> [String: String] {
+        try await call(VaultInterface.LogNames.self, .init()).names
+    }
+
     public func status() async throws -> VaultStatus {
         let reply = try await call(VaultInterface.Status.self, .init())
         return VaultStatus(locked: reply.locked, keySources: reply.keySources, items: Int(reply.items),

@@ -10,6 +10,8 @@ struct AccessControl: Sendable {
     let policySource: PolicySource
     var policy: Policy { policySource.policy }
     let logger: Logger
+    /// How the daemon's log names a service: as the access log does (the journal is at rest too).
+    var names: LogNames = .plain
     /// The owner's decision log (see ``AccessLog``); every decision of ``require`` goes there.
     var accessLog: AccessLog? = nil
 
@@ -37,7 +39,7 @@ struct AccessControl: Sendable {
             "uid": "\(peer.uid)", "gid": "\(peer.gid)", "pid": "\(peer.pid)",
             "exe": "\(peer.executable ?? "?")", "operation": "\(operation)", "decision": "\(decision)",
         ]
-        if let service { metadata["service"] = "\(service)" }
+        if let service { metadata["service"] = "\(names.field(service))" }
         if decision.allowed {
             logger.debug("access allowed", metadata: metadata)
         } else {

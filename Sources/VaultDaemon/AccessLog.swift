@@ -51,18 +51,22 @@ final class AccessLog: Sendable {
         }
     }
 
-    init(destination: Destination, clock: any VaultClock) {
+    /// How services are named (``LogNames``): pseudonyms by default in the daemon.
+    let names: LogNames
+
+    init(destination: Destination, clock: any VaultClock, names: LogNames = .plain) {
         self.destination = destination
         self.clock = clock
+        self.names = names
     }
 
     /// The journal under systemd, else the rotated file at `path`; nil (with a warning) when the
     /// file cannot be opened: the daemon still serves, and says so.
-    static func standard(path: String, maxBytes: Int, clock: any VaultClock, logger: Logger,
+    static func standard(path: String, maxBytes: Int, clock: any VaultClock, names: LogNames, logger: Logger,
                          environment: [String: String] = ProcessInfo.processInfo.environment) -> AccessLog? {
-        if stderrIsTheJournal(environment) { return AccessLog(destination: .journal, clock: clock) }
+        if stderrIsTheJournal(environment) { return AccessLog(destination: .journal, clock: clock, names: names) }
         do {
-            return AccessLog(destination: .file(try RotatingLogFile(path: path, maxBytes: maxBytes)), clock: clock)
+            return AccessLog(destination: .file(try RotatingLogFile(path: path, maxBytes: maxBytes)), clock: clock, names: names)
         } catch {
             logger.warning("no access log: \(error)")
             return nil
@@ -156,7 +160,7 @@ final class AccessLog: Sendable {
         var line = timestamp() + (allowed ? " allowed" : " denied")
         line += peerText
         line += " operation=" + Self.quoted(operation)
-        if let service { line += " service=" + Self.quoted(service) }
+        if let service { line += " service=" + names.field(service) }
         line += " decision=" + quotedWhy + "\n"
         emit(line)
     }

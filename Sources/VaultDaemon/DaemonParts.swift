@@ -89,10 +89,11 @@ struct DaemonParts: Sendable {
         }
         KeyringBackends.checkItemKeyring(settings, logger: logger)
 
+        let logNames = LogNames(mode: settings.accessLogNames, vault: vault)
         let accessLog = AccessLog.standard(path: paths.accessLog, maxBytes: configuration.accessLogMaxBytes,
-                                           clock: configuration.clock, logger: logger)
+                                           clock: configuration.clock, names: logNames, logger: logger)
         let policySource = PolicySource(policy: policy, directory: paths.policyDirectory, daemonUID: uid)
-        let access = AccessControl(policySource: policySource, logger: logger, accessLog: accessLog)
+        let access = AccessControl(policySource: policySource, logger: logger, names: logNames, accessLog: accessLog)
         let activity = ActivityClock(clock: configuration.clock)
         let sessions = SessionManager(
             store: vault, transport: URLSessionTransport(), clock: configuration.clock,

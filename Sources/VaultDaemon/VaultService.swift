@@ -70,6 +70,7 @@ final class VaultService: VarlinkInterface {
             case "Retrieve": return try await retrieve(.init(from: parameters), peer: peer)
             case "Delete": return try await delete(.init(from: parameters), peer: peer)
             case "List": return try await list(.init(from: parameters), peer: peer)
+            case "LogNames": return try await logNames(peer: peer)
             case "Status": return try await status(peer: peer)
             case "Unlock": return try await unlock(parameters, peer: peer)
             case "Lock": return try await lock(peer: peer)
@@ -119,6 +120,29 @@ final class VaultService: VarlinkInterface {
             !$0.key.isReserved && access.allows(peer, "list", service: $0.service)
         }
         return .typed(VaultInterface.List.Reply(items: items.map(VaultInterface.Item.init)))
+    }
+
+    /// The pseudonyms the logs write for the services this caller may list, with their names:
+    /// the vault's own items and logins (items kept in the desktop keyring are listed too).
+    private func logNames(peer: PeerCredentials) async throws -> VarlinkReply {
+        try access.require(peer, "list", service: nil)
+        guard let key = access.names.currentKey() else { throw VaultError.locked }
+        var services = Set<String>()
+        for item in try await vault.list(service: nil) {
+            if item.service.hasPrefix(SessionItems.sessionPrefix) {
+                services.insert(String(item.service.dropFirst(SessionItems.sessionPrefix.count)))
+            } else if !item.key.isReserved {
+                services.insert(item.service)
+            }
+        }
+        if !itemsAreInVault {
+            for item in try await items.list(service: nil) { services.insert(item.service) }
+        }
+        var names: [String: String] = [:]
+        for service in services where access.allows(peer, "list", service: service) {
+            names[LogNames.pseudonym(service, key: key)] = service
+        }
+        return .typed(VaultInterface.LogNames.Reply(names: names))
     }
 
     // MARK: Vault state

@@ -28,6 +28,15 @@ public struct DaemonSettings: Sendable, Equatable {
     public var sessionProactiveRefreshSeconds: Int
     /// Where items live: sortedvault's embedded encrypted store (the default) or the desktop keyring.
     public var backend: ItemBackend
+    /// How the access log and the daemon's log name a service: a keyed pseudonym (the default: the
+    /// logs are at rest in plaintext, the vault's names are not) or the plain name.
+    public var accessLogNames: LogNames = .pseudonyms
+
+    /// `access_log_names = "pseudonyms"` or `"plain"`.
+    public enum LogNames: String, Sendable, Equatable, CaseIterable {
+        case pseudonyms
+        case plain
+    }
 
     /// `backend = "embedded"` or `backend = "secret-service"`.
     public enum ItemBackend: String, Sendable, Equatable, CaseIterable {
@@ -75,7 +84,7 @@ public struct DaemonSettings: Sendable, Equatable {
         let reader = TOMLTableReader(table: try TOMLParser.parse(text, file: file), file: file, name: "the top level")
         try reader.rejectUnknownKeys(["auto_lock_minutes", "idle_connection_timeout_seconds", "max_connections_per_uid",
                                       "max_connections_per_process", "max_connections_per_executable",
-                                      "reserved_connections_for_new_processes", "backend", "session"])
+                                      "reserved_connections_for_new_processes", "backend", "access_log_names", "session"])
         var settings = keyDefaults
         if let value = try reader.integer("auto_lock_minutes", in: autoLockRange) { settings.autoLockMinutes = value }
         if let value = try reader.integer("idle_connection_timeout_seconds", in: idleTimeoutRange) { settings.idleConnectionTimeoutSeconds = value }
@@ -95,6 +104,13 @@ public struct DaemonSettings: Sendable, Equatable {
                 throw reader.invalid("backend", "backend \(text.debugDescription) is not known; write backend = \"embedded\" or backend = \"secret-service\"")
             }
             settings.backend = backend
+        }
+        if let value = try reader.value("access_log_names") {
+            let text = try reader.string("access_log_names", value, example: "\"pseudonyms\"")
+            guard let names = LogNames(rawValue: text) else {
+                throw reader.invalid("access_log_names", "access_log_names \(text.debugDescription) is not known; write access_log_names = \"pseudonyms\" or access_log_names = \"plain\"")
+            }
+            settings.accessLogNames = names
         }
         if let session = try reader.subtable("session") {
             try session.rejectUnknownKeys(["min_valid_seconds", "proactive_refresh_seconds"])

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import SortedVaultCLI
 import VaultCore
+import VaultProtocol
+import VaultClient
 
 #if canImport(Glibc)
 import Glibc
@@ -42,16 +44,43 @@ struct Log: AsyncParsableCommand {
                 shown = older.split(separator: "\n", omittingEmptySubsequences: true).suffix(needed) + shown
                 index += 1
             }
-            for line in shown { print(line) }
+            let names = await Self.realNames(needed: shown.contains { $0.contains("=<private") }, global: global)
+            for line in shown { print(Self.naming(String(line), names)) }
             if follow {
                 fflush(nil)  // every output stream: the -n lines reach a pipe before the wait
-                try followAppends(path, from: current.utf8.count)
+                try await followAppends(path, from: current.utf8.count, names: names)
             }
         }
     }
 
+    /// The names behind the logs' pseudonyms, from the running daemon (never started for this):
+    /// empty, with a note on standard error, when it does not answer or the vault is locked.
+    static func realNames(needed: Bool, global: GlobalOptions, quiet: Bool = false) async -> [String: String] {
+        guard needed else { return [:] }
+        do {
+            let paths = try global.paths()
+            guard SocketProbe.answers(at: paths.socket) else { throw VaultError(.unavailable, "the daemon is not running") }
+            return try await VaultClient(socketPath: paths.socket, timeout: .seconds(10)).logNames()
+        } catch {
+            if quiet { return [:] }
+            let why = (error as? VaultError).map { $0.code == .locked ? "the vault is locked" : $0.reason } ?? "\(error)"
+            FileHandle.standardError.write(Data("sortedvault: services are shown as <private:…> (\(why)); with the daemon running and the vault unlocked this shows their names\n".utf8))
+            return [:]
+        }
+    }
+
+    /// `line` with each `service=<private:…>` the daemon named written `service="name"`.
+    static func naming(_ line: String, _ names: [String: String]) -> String {
+        guard !names.isEmpty, let start = line.range(of: "service=<"), let end = line[start.upperBound...].firstIndex(of: ">") else { return line }
+        guard let name = names[String(line[start.upperBound..<end])] else { return line }
+        let quoted = "\"" + name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        return String(line[..<start.lowerBound]) + "service=" + quoted + String(line[line.index(after: end)...])
+    }
+
     /// Prints what is appended to `path`, starting anew when the file is rotated.
-    private func followAppends(_ path: String, from start: Int) throws -> Never {
+    private func followAppends(_ path: String, from start: Int, names known: [String: String]) async throws -> Never {
+        var names = known
+        var asked = Set(known.keys)
         var offset = start
         var inode = Self.inode(path)
         while true {
@@ -63,7 +92,19 @@ struct Log: AsyncParsableCommand {
             let data = try handle.readToEnd() ?? Data()
             try handle.close()
             offset += data.count
-            FileHandle.standardOutput.write(data)
+            // A service the names did not cover (stored since): ask the daemon again, once per pseudonym.
+            let text = String(decoding: data, as: UTF8.self)
+            let unknown = Set(text.matches(of: #/service=<(private:[0-9a-f]{16})>/#).map { String($0.output.1) }).subtracting(asked)
+            if !unknown.isEmpty {
+                asked.formUnion(unknown)
+                names.merge(await Self.realNames(needed: true, global: global, quiet: true)) { _, new in new }
+            }
+            if names.isEmpty {
+                FileHandle.standardOutput.write(data)
+            } else {
+                let named = text.split(separator: "\n", omittingEmptySubsequences: false).map { Self.naming(String($0), names) }
+                FileHandle.standardOutput.write(Data(named.joined(separator: "\n").utf8))
+            }
         }
     }
 

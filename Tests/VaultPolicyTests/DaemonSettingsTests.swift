@@ -49,7 +49,7 @@ struct DaemonSettingsTests {
         ("max_connections_per_uid = 4097\n", 1, "outside the allowed range 1…4096"),
         ("[session]\nmin_valid_seconds = -1\n", 2, "outside the allowed range 0…86400"),
         ("auto_lock_minutes = \"5\"\n", 1, "'auto_lock_minutes' must be an integer from 0 to 10080, not a string"),
-        ("auto_lock = 5\n", 1, "unknown key 'auto_lock' in the top level; known keys: auto_lock_minutes, idle_connection_timeout_seconds, max_connections_per_uid, max_connections_per_process, max_connections_per_executable, reserved_connections_for_new_processes, backend, session"),
+        ("auto_lock = 5\n", 1, "unknown key 'auto_lock' in the top level; known keys: auto_lock_minutes, idle_connection_timeout_seconds, max_connections_per_uid, max_connections_per_process, max_connections_per_executable, reserved_connections_for_new_processes, backend, access_log_names, session"),
         ("max_connections_per_process = 0\n", 1, "outside the allowed range 1…4096"),
         ("max_connections_per_uid = 8\nreserved_connections_for_new_processes = 8\n", 2, "must be less than max_connections_per_uid (8)"),
         ("backend = \"keychain\"\n", 1, "backend \"keychain\" is not known; write backend = \"embedded\" or backend = \"secret-service\""),

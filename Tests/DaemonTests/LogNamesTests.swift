@@ -1,0 +1,100 @@
+import Foundation
+import TestSupport
+import Testing
+
+extension DaemonSuite {
+    /// Issue 21.10: the access log lay on disk with every service name in plaintext, while the vault
+    /// seals them. Now a name is a keyed pseudonym at rest, `sortedvault log` shows the names through
+    /// the unlocked daemon, and `access_log_names = "plain"` keeps plain names for who wants them.
+    @Suite struct LogNamesTests {
+        static func logFile(_ cli: CLIHarness) -> String {
+            (try? String(contentsOfFile: cli.accessLogPath, encoding: .utf8)) ?? ""
+        }
+
+        static func pseudonyms(_ text: String) -> [String] {
+            text.matches(of: #/service=<(private:[0-9a-f]{16})>/#).map { String($0.output.1) }
+        }
+
+        @Test func namesArePseudonymsAtRestAndTheUnlockedDaemonNamesThem() throws {
+            let cli = try CLIHarness(autostart: false)
+            try cli.initPassphraseVault("pw")
+            try cli.writePolicy(settings: "")
+            try cli.startDaemon()
+            // Before the first unlock there is no key: the name is withheld.
+            #expect(try cli.run(["retrieve", "com.secret.bank", "ada"]).status == 2)
+            #expect(Self.logFile(cli).contains("operation=\"retrieve\" service=<private> "), "\(Self.logFile(cli))")
+            #expect(try cli.run(["unlock"], input: Data("pw\n".utf8)).status == 0)
+            #expect(try cli.run(["store", "com.secret.bank", "ada"], input: Data("x".utf8)).status == 0)
+            #expect(try cli.run(["retrieve", "com.secret.bank", "ada"]).status == 0)
+
+            let file = Self.logFile(cli)
+            #expect(!file.contains("com.secret.bank"), "a service name is on disk in plaintext: \(file)")
+            let pseudonym = try #require(Set(Self.pseudonyms(file)).first)
+            #expect(Set(Self.pseudonyms(file)) == [pseudonym], "one name, one pseudonym: \(file)")
+            let shown = try cli.run(["log", "-n", "50"])
+            #expect(shown.text.contains("operation=\"store\" service=\"com.secret.bank\""), "\(shown.text)")
+            #expect(shown.stderr.isEmpty, "\(shown.stderr)")
+
+            // Locked again: the log keeps writing pseudonyms, and `log` says why it shows them.
+            #expect(try cli.run(["lock"]).status == 0)
+            #expect(try cli.run(["retrieve", "com.secret.bank", "ada"]).status == 2)
+            #expect(Self.pseudonyms(Self.logFile(cli)).last == pseudonym)
+            let locked = try cli.run(["log", "-n", "5"])
+            #expect(locked.status == 0 && locked.text.contains("service=<\(pseudonym)>") && locked.stderr.contains("the vault is locked"), "\(locked.stderr)")
+
+            // The key comes from the vault's master key: the same name, the same pseudonym after a restart.
+            cli.stopDaemon()
+            try cli.startDaemon()
+            #expect(try cli.run(["unlock"], input: Data("pw\n".utf8)).status == 0)
+            #expect(try cli.run(["retrieve", "com.secret.bank", "ada"]).status == 0)
+            #expect(Self.pseudonyms(Self.logFile(cli)).last == pseudonym)
+            // The daemon's own log (the journal under systemd) names services the same way.
+            #expect(try !cli.daemonLogged("com.secret.bank"))
+            cli.stopDaemon()
+        }
+
+        @Test func plainNamesAreASetting() throws {
+            let cli = try CLIHarness(autostart: false)
+            try cli.initKeyFileVault()
+            try cli.writePolicy(settings: "access_log_names = \"plain\"\n")
+            try cli.startDaemon()
+            #expect(try cli.run(["store", "com.example.api", "ada"], input: Data("x".utf8)).status == 0)
+            #expect(Self.logFile(cli).contains("operation=\"store\" service=\"com.example.api\""), "\(Self.logFile(cli))")
+            cli.stopDaemon()
+        }
+
+        /// LogNames answers only the names the caller may list.
+        @Test func aProgramResolvesOnlyTheNamesItMayList() async throws {
+            let cli = try CLIHarness(autostart: false)
+            try cli.initKeyFileVault()
+            let testProcess = SessionNameConfusionTests.testExecutable
+            try cli.writePolicy(access: """
+                [[rule]]
+                name = "owner"
+                effect = "allow"
+                uids = ["@self"]
+                executables = ["\(CLIHarness.executable)", "\(CLIHarness.executable)-cli"]
+                operations = ["*"]
+                services = ["*"]
+
+                [[rule]]
+                name = "app"
+                effect = "allow"
+                uids = ["@self"]
+                executables = ["\(testProcess)"]
+                operations = ["list"]
+                services = ["com.a.*"]
+
+                """, settings: "")
+            try cli.startDaemon()
+            defer { cli.stopDaemon() }
+            for service in ["com.a.api", "com.b.api"] {
+                #expect(try cli.run(["store", service, "ada"], input: Data("x".utf8)).status == 0)
+            }
+            let names = try await cli.client.logNames()
+            #expect(Set(names.values) == ["com.a.api"], "\(names)")
+            let file = Self.logFile(cli)
+            #expect(Set(Self.pseudonyms(file)).isSuperset(of: names.keys))
+        }
+    }
+}
