@@ -179,24 +179,7 @@ extension DaemonSuite {
             let cli = try CLIHarness(autostart: false)
             try cli.initKeyFileVault()
             let testProcess = SessionNameConfusionTests.testExecutable
-            try cli.writePolicy(access: """
-                [[rule]]
-                name = "owner"
-                effect = "allow"
-                uids = ["@self"]
-                executables = ["\(CLIHarness.executable)", "\(CLIHarness.executable)-cli"]
-                operations = ["*"]
-                services = ["*"]
-
-                [[rule]]
-                name = "app"
-                effect = "allow"
-                uids = ["@self"]
-                executables = ["\(testProcess)"]
-                operations = ["retrieve"]
-                services = ["com.app"]
-
-                """, settings: String(contentsOfFile: CLIHarness.repository + "/policy/settings.toml", encoding: .utf8))
+            try cli.writePolicy(access: PolicyText.ownerCLIAnd(testProcess, operations: ["retrieve"], services: ["com.app"]), settings: String(contentsOfFile: CLIHarness.repository + "/policy/settings.toml", encoding: .utf8))
             try cli.startDaemon(extraArguments: ["--access-log-max-bytes", "16384"])
             #expect(try cli.run(["store", "com.owner.before", "ada"], input: Data("x".utf8)).status == 0)
             let connection = try VarlinkConnection(unixSocketPath: cli.socket)

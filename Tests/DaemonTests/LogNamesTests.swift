@@ -68,24 +68,7 @@ extension DaemonSuite {
             let cli = try CLIHarness(autostart: false)
             try cli.initKeyFileVault()
             let testProcess = SessionNameConfusionTests.testExecutable
-            try cli.writePolicy(access: """
-                [[rule]]
-                name = "owner"
-                effect = "allow"
-                uids = ["@self"]
-                executables = ["\(CLIHarness.executable)", "\(CLIHarness.executable)-cli"]
-                operations = ["*"]
-                services = ["*"]
-
-                [[rule]]
-                name = "app"
-                effect = "allow"
-                uids = ["@self"]
-                executables = ["\(testProcess)"]
-                operations = ["list"]
-                services = ["com.a.*"]
-
-                """, settings: "")
+            try cli.writePolicy(access: PolicyText.ownerCLIAnd(testProcess, operations: ["list"], services: ["com.a.*"]), settings: "")
             try cli.startDaemon()
             defer { cli.stopDaemon() }
             for service in ["com.a.api", "com.b.api"] {
