@@ -51,6 +51,9 @@ extension SecretServiceSuite {
             try await keys.storeKey(SecureBytes(randomCount: 32), id: keyID, label: "test key")
 
             try await SecretServiceKeyring().lockDefaultCollection()
+            // The keyring is shared by the suite: unlocked again however this test ends (a failed
+            // `#require`, a thrown error, the early return below), so later tests do not find it locked.
+            defer { try? SharedKeyring.unlockLoginCollection() }
             let started = ContinuousClock.now
             for account in ["present", "absent"] {
                 do {
