@@ -27,10 +27,13 @@ public final class URLSessionTransport: NSObject, OAuthTransport, @unchecked Sen
     private let timeout: TimeInterval
     private let engine: BoundedHTTPSession
 
+    /// The deadline of a transport made without one, as the daemon makes its own, in seconds.
+    public static let defaultTimeout: TimeInterval = 15
+
     /// - Parameters:
     ///   - timeout: the most one request may take in all, connection included, in seconds.
     ///   - clock: what measures it; tests may pass their own `Clock` (the deadline is a real wait).
-    public init<C: Clock>(timeout: TimeInterval = 15, clock: C) where C.Duration == Duration {
+    public init<C: Clock>(timeout: TimeInterval = defaultTimeout, clock: C) where C.Duration == Duration {
         self.timeout = timeout
         // The session inside is made on first use: a daemon whose logins never need the network never loads libcurl's state.
         self.engine = BoundedHTTPSession(deadline: .milliseconds(Int64(timeout * 1000)), deadlineText: "\(Int(timeout)) s",
@@ -39,7 +42,7 @@ public final class URLSessionTransport: NSObject, OAuthTransport, @unchecked Sen
     }
 
     /// A transport whose deadline runs on `ContinuousClock`.
-    public convenience init(timeout: TimeInterval = 15) {
+    public convenience init(timeout: TimeInterval = defaultTimeout) {
         self.init(timeout: timeout, clock: ContinuousClock())
     }
 

@@ -3,6 +3,7 @@ import Synchronization
 import TestSupport
 import Testing
 import Varlink
+import VaultPolicy
 
 #if canImport(Glibc)
 import Glibc
@@ -27,7 +28,9 @@ extension DaemonSuite {
                       (try? connection.call("org.sortedvault.vault.Status")) != nil else { continue }
                 held.append(connection)
             }
-            #expect(held.count >= 1 && held.count <= 32, "one process holds \(held.count) connections")
+            // Exactly its share: every connection up to the per-process limit is served, none beyond.
+            let share = DaemonSettings.builtInDefault.maxConnectionsPerProcess
+            #expect(held.count == share, "one process holds \(held.count) connections; its limit is \(share)")
 
             // …and keeps making thousands of attempts while the well-behaved client works.
             let socket = cli.socket

@@ -3,10 +3,11 @@ import ServiceLifecycleTestKit
 import Synchronization
 import Testing
 import VaultCrypto
+import VaultTesting
 @testable import VaultDaemon
 
-/// The idle trim's rule, on the daemon's file clock (the test moves time by writing the file): one
-/// trim after a request once 2 s pass without another, none while the daemon stays idle, and none
+/// The idle trim's rule, on an injected clock that moves only when the test moves it: one trim once
+/// 2 s have passed since the last request (not at 1.9 s), none while the daemon stays idle, and none
 /// while requests keep coming.
 @Suite struct MemoryTrimTests {
     final class Counter: Sendable {
@@ -16,41 +17,43 @@ import VaultCrypto
     }
 
     final class World: Sendable {
-        let path: String
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let sleeper = ManualSleepClock()
+        let clock: ManualClock
         let activity: ActivityClock
         let trims = Counter()
         let service: MemoryTrim
-        private let now = Mutex(1_000_000.0)
 
-        init() throws {
-            path = FileManager.default.temporaryDirectory.appendingPathComponent("sv-trim-\(UUID().uuidString.prefix(8))").path
-            try "1000000".write(toFile: path, atomically: true, encoding: .utf8)
-            let file = FileClock(path: path)
-            activity = ActivityClock(clock: file)
-            var service = MemoryTrim(activity: activity, sleeper: FileSleepClock(file: file, pollInterval: .milliseconds(5)))
+        init() {
+            clock = ManualClock(start: start, mirror: sleeper.reach)
+            activity = ActivityClock(clock: clock)
+            var service = MemoryTrim(activity: activity, sleeper: sleeper)
             service.trim = { [trims] in trims.add() }
             self.service = service
         }
 
-        deinit { try? FileManager.default.removeItem(atPath: path) }
-
-        func advance(by seconds: Double) {
-            let time = now.withLock { $0 += seconds; return $0 }
-            try? "\(time)".write(toFile: path, atomically: true, encoding: .utf8)
-        }
-
         var trimCount: Int { trims.value }
 
-        /// Polls `condition` while the file clock keeps moving (1 s every 50 ms of real time): the
-        /// service measures its quiet time from when its sleep starts, so on a loaded machine a
-        /// sleep that starts after the test's last jump of the clock needs the clock to move on.
-        func eventuallyAsTimePasses(_ condition: () -> Bool) async -> Bool {
-            for _ in 0..<100 {
+        /// Moves the clock to `seconds` after the start (exact: no sum of fractions drifts).
+        func set(to seconds: Double) { clock.set(to: start.addingTimeInterval(seconds)) }
+
+        /// Waits, in real time, for the service to react; the clock stands still meanwhile, so how
+        /// long the machine takes changes nothing the service sees. Only a service that never
+        /// reacts reaches the cap.
+        func eventually(_ condition: () -> Bool) async -> Bool {
+            for _ in 0..<2000 {
                 if condition() { return true }
-                try? await Task.sleep(for: .milliseconds(50))
-                advance(by: 1)
+                try? await Task.sleep(for: .milliseconds(10))
             }
             return condition()
+        }
+
+        /// A request at `seconds`, then waits until the service sleeps again (its `sleepsAfter`th
+        /// sleep), so the next move of the clock finds it asleep.
+        func request(at seconds: Double, thenSleep sleepsAfter: Int) async -> Bool {
+            set(to: seconds)
+            activity.touch()
+            return await eventually { sleeper.sleepsStarted == sleepsAfter && sleeper.sleeping == 1 }
         }
 
         /// Runs the service while `body` drives it, then shuts it down gracefully.
@@ -67,37 +70,48 @@ import VaultCrypto
     }
 
     @Test func aRequestFollowedByTwoQuietSecondsTrimsTheHeapOnce() async throws {
-        let world = try World()
+        let world = World()
         try await world.running {
-            world.activity.touch()
-            world.advance(by: 3)
-            #expect(await world.eventuallyAsTimePasses { world.trimCount == 1 }, "no trim after 3 quiet seconds")
-            world.advance(by: 60)
+            try #require(await world.request(at: 0, thenSleep: 1), "the service did not wait for quiet after a request")
+            world.set(to: 1.9)
+            // Moving the clock ends every sleep due by then at once: a sleep still pending did not end.
+            #expect(world.sleeper.sleeping == 1 && world.trimCount == 0, "the service woke before 2 quiet seconds")
+            world.set(to: 2)
+            #expect(await world.eventually { world.trimCount == 1 }, "no trim at 2 quiet seconds")
+            world.set(to: 62)
             try await Task.sleep(for: .milliseconds(100))
-            #expect(world.trimCount == 1, "trimmed again without a new request")
+            #expect(world.trimCount == 1 && world.sleeper.sleeping == 0, "trimmed again without a new request")
         }
     }
 
     @Test func anIdleDaemonNeverTrims() async throws {
-        let world = try World()
+        let world = World()
         try await world.running {
-            for _ in 0..<5 { world.advance(by: 60) }
+            for minute in 1...5 { world.set(to: Double(minute * 60)) }
             try await Task.sleep(for: .milliseconds(200))
-            #expect(world.trimCount == 0)
+            #expect(world.trimCount == 0 && world.sleeper.sleepsStarted == 0)
         }
     }
 
     @Test func requestsComingEverySecondPutTheTrimOff() async throws {
-        let world = try World()
+        let world = World()
         try await world.running {
-            for _ in 0..<4 {
-                world.activity.touch()
-                world.advance(by: 1)
-                try await Task.sleep(for: .milliseconds(50))
+            try #require(await world.request(at: 0, thenSleep: 1), "the service did not wait for quiet after a request")
+            // Each second a request; the service wakes 2 s after the one it slept on, finds a newer
+            // one, and sleeps again (its next sleep) without trimming.
+            for second in 1...5 {
+                world.set(to: Double(second))
+                if second >= 2 {
+                    try #require(await world.eventually { world.sleeper.sleepsStarted == second && world.sleeper.sleeping == 1 },
+                                 "the service did not go back to sleep at \(second) s")
+                }
+                if second <= 4 { world.activity.touch() }
             }
             #expect(world.trimCount == 0, "trimmed while requests still came")
-            world.advance(by: 2)
-            #expect(await world.eventuallyAsTimePasses { world.trimCount == 1 }, "no trim once the requests stopped")
+            world.set(to: 5.9)
+            #expect(world.sleeper.sleeping == 1 && world.trimCount == 0, "the service woke before 2 s after the last request")
+            world.set(to: 6)
+            #expect(await world.eventually { world.trimCount == 1 }, "no trim 2 s after the last request")
             try await Task.sleep(for: .milliseconds(100))
             #expect(world.trimCount == 1, "trimmed more than once after the requests stopped")
         }

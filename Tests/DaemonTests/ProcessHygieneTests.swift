@@ -13,8 +13,14 @@ extension DaemonSuite {
         /// Reading a non-dumpable daemon's /proc/PID/fd and environ, and changing groups, take root.
         static let isRoot = getuid() == 0
 
-        @Test(.enabled(if: isRoot, "reads the non-dumpable daemon's /proc/PID/fd"))
-        func aDaemonStartedOnDemandHoldsNoDescriptorTheCommandInherited() throws {
+        /// Fails, rather than skips, a test that needs root: CI runs as root, so a test that does
+        /// not run there would otherwise pass without checking anything.
+        static func requireRoot(_ why: String) throws {
+            try #require(isRoot, "this test needs root (\(why)); run the suite as root, as CI does")
+        }
+
+        @Test func aDaemonStartedOnDemandHoldsNoDescriptorTheCommandInherited() throws {
+            try Self.requireRoot("it reads the non-dumpable daemon's /proc/PID/fd")
             let cli = try CLIHarness()
             try cli.initKeyFileVault()
             let marker = cli.root + "/passphrase-file"
@@ -33,8 +39,8 @@ extension DaemonSuite {
             }
         }
 
-        @Test(.enabled(if: isRoot, "setgroups needs root"))
-        func aDenyByGIDRuleAlsoCoversTheSupplementaryGroups() throws {
+        @Test func aDenyByGIDRuleAlsoCoversTheSupplementaryGroups() throws {
+            try Self.requireRoot("setgroups needs root")
             let cli = try CLIHarness()
             try cli.initKeyFileVault()
             try cli.writePolicy(settings: String(contentsOfFile: CLIHarness.repository + "/policy/settings.toml", encoding: .utf8))
@@ -71,8 +77,8 @@ extension DaemonSuite {
             #expect(log.contains("RLIMIT_MEMLOCK at 0 KiB") && log.contains("LimitMEMLOCK"), "\(log)")
         }
 
-        @Test(.enabled(if: isRoot, "root (CAP_IPC_LOCK) can always lock; an ordinary user's limit depends on the machine"))
-        func aDaemonWithEnoughLockableMemoryDoesNotWarn() throws {
+        @Test func aDaemonWithEnoughLockableMemoryDoesNotWarn() throws {
+            try Self.requireRoot("root (CAP_IPC_LOCK) can always lock; an ordinary user's limit depends on the machine")
             let cli = try CLIHarness()
             try cli.initKeyFileVault()
             try cli.startDaemon()

@@ -1,40 +1,57 @@
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 import Varlink
 import VaultClient
 import VaultCore
 import VaultOAuthHTTP
+import VaultTesting
 @testable import VaultSession
 
 extension DaemonSuite {
     /// Issue 9.4: a slow provider can neither stretch a refresh past its deadline nor hold a logout.
     @Suite struct SlowProviderTests {
         /// The provider sends its answer one byte every 2 s (60 s in all); URLSession's own timeouts
-        /// count only the time between bytes, so only a total deadline ends the request.
+        /// count only the time between bytes, so only a total deadline ends the request. The
+        /// deadline is the one the daemon's transport has (``URLSessionTransport/defaultTimeout``),
+        /// on a clock the test moves: the request is still running 0.1 s before it, and cut off at it.
         @Test func aProviderTricklingOneByteEveryTwoSecondsIsCutOffAtTheDeadlineAsOffline() async throws {
             let world = try await SessionProviderTests.World()
             try await world.signIn()
-            let sessions = SessionManager(store: world.vault, transport: URLSessionTransport(timeout: 3, clock: ContinuousClock()),
+            let deadlines = ManualSleepClock()
+            let time = ManualClock(mirror: deadlines.reach)
+            let sessions = SessionManager(store: world.vault, transport: URLSessionTransport(clock: deadlines),
                                           clock: world.clock, random: { 0.5 })
             world.clock.advance(by: 3700)
             try await world.provider.control("/test/trickle", ["count": 1, "interval": 2, "bytes": 30])
 
-            let started = ContinuousClock.now
-            let result = try await sessions.refresh(world.key)
-            let elapsed = ContinuousClock.now - started
+            let finished = Atomic(false)
+            let refresh = Task {
+                defer { finished.store(true, ordering: .sequentiallyConsistent) }
+                return try await sessions.refresh(world.key)
+            }
+            // Waits (real time, only for the request to start) until the request's deadline is armed.
+            for _ in 0..<2000 where deadlines.sleeping == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            try #require(deadlines.sleeping == 1, "the refresh never armed its deadline")
+            let deadline = URLSessionTransport.defaultTimeout
+            time.set(to: time.now.addingTimeInterval(deadline - 0.1))
+            // Moving the clock ends every sleep due by then at once: the deadline is still ahead.
+            let finishedEarly = finished.load(ordering: .sequentiallyConsistent)
+            #expect(deadlines.sleeping == 1 && !finishedEarly, "the request was cut off before its \(deadline) s deadline")
+            time.set(to: time.now.addingTimeInterval(0.1))
+            let result = try await refresh.value
             guard case .offline(nil, let reason) = result else { Issue.record("expected offline, got \(result)"); return }
-            #expect(reason.contains("did not answer within 3 s"), "\(reason)")
-            #expect(elapsed < .seconds(20), "the refresh took \(elapsed): the deadline did not cut the trickle (60 s)")
+            #expect(reason.contains("did not answer within \(Int(deadline)) s"), "\(reason)")
             #expect(try await world.stored() != nil, "a slow provider deleted the login")
             // The provider is fine again: the next attempt goes through.
             #expect(try await sessions.refresh(world.key).outcome == "refreshed")
         }
 
         /// Through the daemon: the provider holds its (already rotated) answer 8 s; a Logout sent
-        /// meanwhile returns at once, and the late answer neither brings the login back nor leaves
+        /// meanwhile returns before the refresh does, and the late answer neither brings the login back nor leaves
         /// its new tokens alive.
-        @Test func aLogoutDuringAHeldRefreshReturnsPromptlyAndTheLoginStaysGone() async throws {
+        @Test func aLogoutDuringAHeldRefreshReturnsBeforeTheRefreshAndTheLoginStaysGone() async throws {
             let world = try SessionDaemonTests.World()
             defer { world.cli.stopDaemon() }
             try await world.signIn()
@@ -43,15 +60,20 @@ extension DaemonSuite {
             // Each SessionClient has one connection and one call at a time: the app refreshing and
             // the app logging out are two clients, as they would be two processes.
             let refresher = world.sessions, sessions = world.sessions, key = world.key
-            let refresh = Task { try await refresher.refresh(key) }
+            let refreshed = Atomic(false)
+            let refresh = Task {
+                defer { refreshed.store(true, ordering: .sequentiallyConsistent) }
+                return try await refresher.refresh(key)
+            }
             let deadline = Date().addingTimeInterval(20)
             while try await world.provider.refreshResponses(200) == 0 && Date() < deadline { usleep(20_000) }
             #expect(try await world.provider.refreshResponses(200) == 1, "the refresh never reached the provider")
 
-            let started = ContinuousClock.now
             let logout = try await sessions.logout(key)
-            let took = ContinuousClock.now - started
-            #expect(took < .seconds(4), "Logout took \(took) behind a refresh held 8 s")
+            // Compared with the refresh, not with a wall clock: Logout returned while the refresh
+            // still waited for the provider's held answer.
+            let refreshWasOver = refreshed.load(ordering: .sequentiallyConsistent)
+            #expect(!refreshWasOver, "Logout waited for the refresh held by the provider")
             #expect(logout.wasLoggedIn)
             await #expect(throws: VaultError(.notFound, "")) { try await sessions.status(key) }
 

@@ -39,6 +39,20 @@ extension SecretServiceSuite {
         }
     }
 
+    /// This process reaches the shared keyring without its address in the environment, which every
+    /// process it starts would inherit.
+    @Suite struct SharedBusTests {
+        @Test func theSharedKeyringIsReachedWithoutItsAddressInTheProcessEnvironment() async throws {
+            let keyring = SharedKeyring.session
+            let inherited = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
+            #expect(inherited != keyring.busAddress, "every process this test process starts would reach the test keyring")
+            let store = SecretServiceTokenStore()
+            try await store.store(SecureBytes(copying: [7]), service: "shared-bus-test", account: "a")
+            #expect(try keyring.secretTool(["lookup", "service", "shared-bus-test", "account", "a"]).stdout == Data([7]))
+            try await store.delete(service: "shared-bus-test", account: "a")
+        }
+    }
+
     /// A locked collection is `.locked` — never `.notFound` — for items and for the vault key, and
     /// nothing prompts or hangs.
     @Suite struct LockedCollectionTests {
@@ -51,6 +65,9 @@ extension SecretServiceSuite {
             try await keys.storeKey(SecureBytes(randomCount: 32), id: keyID, label: "test key")
 
             try await SecretServiceKeyring().lockDefaultCollection()
+            // The keyring is shared by the suite: unlocked again however this test ends (a failed
+            // `#require`, a thrown error, the early return below), so later tests do not find it locked.
+            defer { try? SharedKeyring.unlockLoginCollection() }
             let started = ContinuousClock.now
             for account in ["present", "absent"] {
                 do {

@@ -142,13 +142,25 @@ final class KeyringSession: @unchecked Sendable {
 }
 
 /// The one keyring this test process's own libsecret calls use. GLib connects to the session bus
-/// once per process and keeps that connection, so the address is set before the first call and
-/// never changes; the suites that use it run one test at a time (``SecretServiceSuite``).
+/// once per process, reading its address from the environment on the first call, and every later
+/// call uses that connection; the suites that use it run one test at a time (``SecretServiceSuite``).
+/// The address is in the environment only for that first connection: the processes this test
+/// process starts (daemons, CLIs, scripts, in every suite) do not inherit the test keyring, and
+/// those that need it are given its address (``KeyringSession/environment(_:)``).
 enum SharedKeyring {
     static let session: KeyringSession = {
         do {
             let session = try KeyringSession()
-            setenv("DBUS_SESSION_BUS_ADDRESS", session.busAddress, 1)
+            let name = "DBUS_SESSION_BUS_ADDRESS"
+            let previous = getenv(name).map { String(cString: $0) }
+            setenv(name, session.busAddress, 1)
+            var error: UnsafeMutablePointer<GError>?
+            // Never released: GLib keeps its session bus only while someone holds it.
+            let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error)
+            if let previous { setenv(name, previous, 1) } else { unsetenv(name) }
+            guard bus != nil else {
+                throw HarnessError("cannot connect to the test keyring's bus: \(error.map { String(cString: $0.pointee.message) } ?? "?")")
+            }
             return session
         } catch {
             preconditionFailure("\(error)")

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Fields of `/proc/PID/status` that tests check on a live daemon or client: its memory
-/// (`VmRSS`, `VmHWM`, in KiB) and its supplementary groups.
+/// (`VmRSS`, `RssAnon`, `VmHWM`, in KiB) and its supplementary groups.
 public struct ProcessStatus: Sendable {
     public let fields: [String: String]
 
@@ -18,6 +18,9 @@ public struct ProcessStatus: Sendable {
 
     /// Resident memory now, in KiB.
     public var residentKiB: Int { kibibytes("VmRSS") }
+    /// Resident anonymous memory now (heap, stacks, buffers; not the mapped code), in KiB: what a
+    /// client's data can make grow, and what unmapping code pages after start-up does not hide.
+    public var anonymousResidentKiB: Int { kibibytes("RssAnon") }
     /// The most resident memory ever, in KiB.
     public var peakResidentKiB: Int { kibibytes("VmHWM") }
 
