@@ -18,8 +18,10 @@ def call(sock, method, parameters):
 
 def connect(path):
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(60)
+    # Blocking connect: with a timeout set, Python's connect is non-blocking and a full listen backlog
+    # gives EAGAIN at once instead of waiting for the daemon to accept, as blocking clients do.
     sock.connect(path)
+    sock.settimeout(60)
     return sock
 
 class Client(threading.Thread):
@@ -31,7 +33,11 @@ class Client(threading.Thread):
         self.stored = {}
 
     def run(self):
-        sock = connect(self.path) if self.persistent else None
+        sock = None
+        try:
+            sock = connect(self.path) if self.persistent else None
+        except OSError as error:
+            self.errors.append(f"first connect: {error!r}")
         service = f"soak.c{self.number}"
         while not self.stop.is_set():
             try:
@@ -66,7 +72,8 @@ class Client(threading.Thread):
                 if sock:
                     try: sock.close()
                     except OSError: pass
-                    sock = connect(self.path)
+                    try: sock = connect(self.path)
+                    except OSError as again: self.errors.append(f"reconnect: {again!r}")
 
 def sample(pid):
     rss = 0
