@@ -85,15 +85,18 @@ public enum VaultInterface {
             public var label: String?
             public var attributes: [String: String]?
             public var expires: Double?
+            /// Keep the replaced item's label, attributes and expiry where this call gives none.
+            public var keep: Bool?
 
             public init(service: String, account: String, secret: SecureBytes, label: String? = nil,
-                        attributes: [String: String]? = nil, expires: Double? = nil) {
+                        attributes: [String: String]? = nil, expires: Double? = nil, keep: Bool? = nil) {
                 self.service = service
                 self.account = account
                 self.secret = secret
                 self.label = label
                 self.attributes = attributes
                 self.expires = expires
+                self.keep = keep
             }
 
             public init(from parameters: WireParameters) throws(WireParameterError) {
@@ -103,6 +106,7 @@ public enum VaultInterface {
                 label = try parameters.optionalString("label")
                 attributes = try parameters.optionalStringMap("attributes")
                 expires = try parameters.optionalDouble("expires")
+                keep = try parameters.optionalBool("keep")
             }
 
             public func encodeMembers(to writer: inout WireWriter) {
@@ -112,6 +116,7 @@ public enum VaultInterface {
                 writer.field("label", label)
                 if let attributes, !attributes.isEmpty { writer.field("attributes", attributes) }
                 writer.field("expires", expires)
+                if let keep { writer.field("keep", keep) }
             }
         }
     }

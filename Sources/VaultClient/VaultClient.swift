@@ -34,8 +34,16 @@ public final class VaultClient: TokenStore, LockableStore {
     // MARK: TokenStore
 
     public func store(_ secret: SecureBytes, for key: ItemKey, options: StoreOptions) async throws {
+        try await store(secret, for: key, options: options, keepingStored: false)
+    }
+
+    /// Stores `secret`; with `keepingStored`, a replaced item keeps its label, attributes and expiry
+    /// where `options` gives none.
+    public func store(_ secret: SecureBytes, for key: ItemKey, options: StoreOptions, keepingStored: Bool) async throws {
         try validateSecret(secret)
-        _ = try await call(VaultInterface.Store.self, .init(key: key, secret: secret, options: options))
+        var request = VaultInterface.Store.Request(key: key, secret: secret, options: options)
+        if keepingStored { request.keep = true }
+        _ = try await call(VaultInterface.Store.self, request)
     }
 
     public func retrieve(_ key: ItemKey) async throws -> RetrievedItem {

@@ -89,8 +89,16 @@ final class VaultService: VarlinkInterface {
     private func store(_ request: VaultInterface.Store.Request, peer: PeerCredentials) async throws -> VarlinkReply {
         let key = try clientKey(.init(service: request.service, account: request.account))
         try access.require(peer, "store", service: key.service)
-        let options = try request.options()
+        var options = try request.options()
         activity.touch()
+        if request.keep == true, request.label == nil || request.attributes == nil || request.expires == nil,
+           let stored = try await items.list(service: key.service).first(where: { $0.key == key }) {
+            // What the call does not give, the replaced item keeps (read before the write: a store
+            // racing this one on the same item may win either way, as two stores always could).
+            options = try StoreOptions(label: request.label ?? stored.label,
+                                       attributes: request.attributes ?? stored.attributes,
+                                       expiresAt: request.expires == nil ? stored.expiresAt : options.expiresAt)
+        }
         try await items.store(request.secret, for: key, options: options)
         return [:]
     }

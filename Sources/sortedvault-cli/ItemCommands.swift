@@ -9,7 +9,11 @@ import VaultWireClient
 struct Store: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Store a secret (read from standard input, or a no-echo prompt).",
-        discussion: "The secret is the exact bytes on standard input. It is never taken from the command line.")
+        discussion: """
+            The secret is the exact bytes on standard input. It is never taken from the command line. \
+            Storing over an item keeps its label, attributes and expiry unless this command gives them; \
+            to drop them, delete the item first.
+            """)
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The service, e.g. com.sorted.api.") var service: String
@@ -39,7 +43,7 @@ struct Store: AsyncParsableCommand {
             let key = try ItemKey(service: service, account: account)
             let secret = try SecretInput.secret(prompt: "Secret for \(service)/\(account): ")
             guard secret.count > 0 else { throw VaultError.invalidArgument(SecretText.empty) }
-            try await global.client().store(secret, for: key, options: options)
+            try await global.client().store(secret, for: key, options: options, keepingStored: true)
         }
     }
 }

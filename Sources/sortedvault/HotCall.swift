@@ -36,7 +36,7 @@ enum HotCall {
             let request = VaultInterface.Store.Request(
                 service: command.service, account: command.account, secret: secret, label: command.label,
                 attributes: command.attributes.isEmpty ? nil : Dictionary(command.attributes) { _, last in last },
-                expires: command.expiresIn.map { now() + $0 })
+                expires: command.expiresIn.map { now() + $0 }, keep: true)
             let frame = try exchange(VarlinkWire.encodeCall(VaultInterface.Store.self, request), over: connection, mayHandOver: false)
             _ = try WireReply.decode(VaultInterface.Store.self, frame, errors: WireFailure.vault)
         case .delete:

@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import VaultClient
 import Testing
 
 #if canImport(Glibc)
@@ -44,6 +45,27 @@ extension DaemonSuite {
             try cli.initKeyFileVault()
             let result = try cli.run(["change-passphrase"], input: Data("a\nb\n".utf8))
             #expect(result.status == 64 && result.stderr.contains("no passphrase to change"), "\(result.status) \(result.stderr)")
+            cli.killStrayDaemons()
+        }
+
+        /// Storing a new secret over an item dropped its label and expiry; both programs keep what
+        /// the command does not give, and replace what it gives.
+        @Test func storingAgainKeepsTheLabelAttributesAndExpiryUnlessGiven() async throws {
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            #expect(try cli.run(["store", "svc", "ada", "--label", "Ada's token", "--attribute", "team=core", "--expires-in", "86400"],
+                                input: Data("one".utf8)).status == 0)
+            let first = try #require(try await cli.client.list(service: "svc").first)
+            for (executable, secret) in [(CLIHarness.executable, "two"), (CLIHarness.executable + "-cli", "three")] {
+                #expect(try cli.run(["store", "svc", "ada"], input: Data(secret.utf8), executable: executable).status == 0)
+                let item = try #require(try await cli.client.list(service: "svc").first)
+                #expect(item.label == "Ada's token" && item.attributes == ["team": "core"] && item.expiresAt == first.expiresAt,
+                        "\(executable) dropped what it did not give: \(item)")
+                #expect(try cli.run(["retrieve", "svc", "ada"]).text == secret)
+            }
+            #expect(try cli.run(["store", "svc", "ada", "--label", "New"], input: Data("four".utf8)).status == 0)
+            let relabelled = try #require(try await cli.client.list(service: "svc").first)
+            #expect(relabelled.label == "New" && relabelled.expiresAt == first.expiresAt)
             cli.killStrayDaemons()
         }
 
