@@ -75,16 +75,14 @@ extension SecretServiceSuite {
             #expect(try cli.initSecretServiceVault(recovery: "recovery pw").status == 0)
             kill(keyring.keyringPID, SIGSTOP)  // every libsecret call now blocks until SIGCONT
             defer { kill(keyring.keyringPID, SIGCONT) }
-            let started = ContinuousClock.now
+            // No wall-clock bound: the order proves it. The keyring stays stopped until SIGCONT below,
+            // so a socket that waited for it would never open (startDaemon would throw), and a status
+            // call waiting behind the stuck keyring call would never come back (the client would time
+            // out and throw); answered at all, they did not wait. Then the vault unlocks only after
+            // SIGCONT, which shows the keyring call was indeed pending.
             try cli.startDaemon()
-            #expect(ContinuousClock.now - started < .seconds(6), "the hung keyring delayed the socket by \(ContinuousClock.now - started)")
-            // Other calls are answered promptly while the keyring call is stuck (it stays stuck until
-            // SIGCONT below, so a call waiting behind it would never come back: 2 s leaves room for a
-            // loaded machine and still tells the two apart).
             for _ in 0..<5 {
-                let asked = ContinuousClock.now
                 #expect(try await cli.client.status().locked == true)
-                #expect(ContinuousClock.now - asked < .seconds(2), "a status call took \(ContinuousClock.now - asked) while the keyring hung")
             }
             kill(keyring.keyringPID, SIGCONT)
             #expect(try await cli.waitUntilUnlocked(), "the vault did not unlock once the keyring answered: \(cli.daemonOutput())")
@@ -92,7 +90,8 @@ extension SecretServiceSuite {
         }
     }
 
-    /// A missing bus or provider is a clear, distinct error within a second, and nothing is created.
+    /// A missing bus or provider is a clear, distinct error at once, not after D-Bus's 25 s timeout
+    /// (a wait for a reply that cannot come), and nothing is created.
     @Suite struct AvailabilityTests {
         @Test func noSessionBusIsAClearErrorWithinASecond() throws {
             let cli = try DaemonHarness(busAddress: "unix:path=/nonexistent/sortedvault-test-bus")
@@ -101,7 +100,7 @@ extension SecretServiceSuite {
             let elapsed = ContinuousClock.now - started
             #expect(result.status == 4, "\(result.status): \(result.stderr)")
             #expect(result.stderr.contains("no D-Bus session bus"), "\(result.stderr)")
-            #expect(elapsed < .seconds(1), "took \(elapsed)")
+            #expect(elapsed < .seconds(12), "took \(elapsed): it waited for D-Bus's 25 s timeout, or close to it")
             #expect(!FileManager.default.fileExists(atPath: cli.root + "/data/sortedvault/vault.db"))
         }
 
@@ -114,7 +113,7 @@ extension SecretServiceSuite {
             #expect(result.status == 4, "\(result.status): \(result.stderr)")
             #expect(result.stderr.contains("no Secret Service provider"), "\(result.stderr)")
             #expect(!result.stderr.contains("no D-Bus session bus"))
-            #expect(elapsed < .seconds(1), "took \(elapsed)")
+            #expect(elapsed < .seconds(12), "took \(elapsed): it waited for D-Bus's 25 s timeout, or close to it")
         }
 
         @Test func aLockedKeyringAtInitIsLockedAndCreatesNothing() throws {
