@@ -31,7 +31,7 @@ import VaultCrypto
         try SealedMetadata(metadata).encoded()
     }
 
-    /// Decodes a stored key envelope and encodes it again; nil when the header is refused.
+    /// Decodes a stored key envelope and encodes it again; throws as opening the vault would when it is refused.
     public static func reencodeHeader(_ bytes: [UInt8]) throws -> [UInt8] {
         try VaultHeader.decode(bytes).encoded()
     }
