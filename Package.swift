@@ -36,6 +36,10 @@ let package = Package(
         // For the micro-benchmarks in `Benchmarks/` (their own package, so a plain build skips them).
         .library(name: "VaultCrypto", targets: ["VaultCrypto"]),
         .library(name: "Varlink", targets: ["Varlink"]),
+        // For the libFuzzer targets in `Fuzz/` (their own package): the parsers of outside input.
+        .library(name: "BoundedJSON", targets: ["BoundedJSON"]),
+        .library(name: "VaultPolicy", targets: ["VaultPolicy"]),
+        .library(name: "CredentialHelpers", targets: ["CredentialHelpers"]),
         // The typed messages of both interfaces, Foundation- and NIO-free: the lean CLI links it.
         .library(name: "VaultAPI", targets: ["VaultAPI"]),
         .executable(name: "sortedvault", targets: ["sortedvault"]),

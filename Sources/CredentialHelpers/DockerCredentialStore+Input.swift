@@ -5,14 +5,15 @@ import VaultCrypto
 extension DockerCredentialStore {
     /// What `store` reads. The secret is copied into secure memory; the JSON parser's own `String`
     /// copy of it cannot be wiped (see docs/helpers.md).
-    struct CredentialFields {
-        var serverURL: String?
-        var username: String?
-        var secret: SecureBytes?
+    /// `@_spi(Fuzzing)` only so the libFuzzer target under `Fuzz/` can read docker's input.
+    @_spi(Fuzzing) public struct CredentialFields {
+        public var serverURL: String?
+        public var username: String?
+        public var secret: SecureBytes?
     }
 
     /// The server URL as Go's helpers read it: every line of standard input joined, then trimmed.
-    static func serverURL(_ input: SecureBytes) throws -> String {
+    @_spi(Fuzzing) public static func serverURL(_ input: SecureBytes) throws -> String {
         let text = input.withUnsafeBytes { raw in
             String(decoding: raw.filter { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") }, as: UTF8.self)
         }
@@ -21,7 +22,7 @@ extension DockerCredentialStore {
         return trimmed
     }
 
-    static func credentialFields(_ input: SecureBytes) throws -> CredentialFields {
+    @_spi(Fuzzing) public static func credentialFields(_ input: SecureBytes) throws -> CredentialFields {
         let object: [String: JSONValue]
         do {
             guard case .object(let parsed) = try input.withUnsafeBytes({ try JSONValue.parse($0, maxDepth: 4) }) else {

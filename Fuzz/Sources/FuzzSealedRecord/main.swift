@@ -1,0 +1,5 @@
+import FuzzSupport
+
+// Made before the first input: libFuzzer's leak check counts what a run allocates and keeps.
+_ = (master, lookup)
+runLibFuzzer(fuzzSealedRecord)
