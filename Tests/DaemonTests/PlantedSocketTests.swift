@@ -99,20 +99,27 @@ extension DaemonSuite {
                     "the planted server received: \(String(decoding: planted.bytesReceived(), as: UTF8.self))")
         }
 
-        @Test func aSocketServedByAnotherUserReceivesNothingFromAnyClient() throws {
-            let cli = try CLIHarness()
-            // The other user's socket, in a directory of theirs.
+        /// A server of `nobody`'s on a socket in a directory of theirs, and a runtime directory of
+        /// `cli`'s own whose private `sortedvault/socket` links to it: the directory passes, so only
+        /// the check of who serves the connection can refuse it. Keep `theirs` alive while used.
+        static func plantedBehindOwnLink(_ cli: CLIHarness) throws
+            -> (theirs: ReachableDirectory, planted: PlantedServer, runtime: String, uid: uid_t) {
             let theirs = try ReachableDirectory()
             guard let nobody = getpwnam("nobody") else { throw HarnessError("no user nobody") }
             chown(theirs.path, nobody.pointee.pw_uid, nobody.pointee.pw_gid)
             let planted = try PlantedServer(as: "nobody", socket: theirs.path + "/socket")
-            // The client's own, private socket directory holds a link to it: the directory passes,
-            // so only the check of who serves the connection can refuse it.
             let runtime = cli.root + "/planted-run"
             try FileManager.default.createDirectory(atPath: runtime + "/sortedvault", withIntermediateDirectories: true)
             chmod(runtime + "/sortedvault", 0o700)
             try FileManager.default.createSymbolicLink(atPath: runtime + "/sortedvault/socket", withDestinationPath: planted.socket)
-            try expectEveryClientRefuses(cli, socketDirectory: runtime, planted: planted)
+            return (theirs, planted, runtime, nobody.pointee.pw_uid)
+        }
+
+        @Test func aSocketServedByAnotherUserReceivesNothingFromAnyClient() throws {
+            let cli = try CLIHarness()
+            let setup = try Self.plantedBehindOwnLink(cli)
+            try expectEveryClientRefuses(cli, socketDirectory: setup.runtime, planted: setup.planted)
+            withExtendedLifetime(setup.theirs) {}
         }
 
         @Test func aSocketInADirectoryOthersCanWriteToReceivesNothing() throws {

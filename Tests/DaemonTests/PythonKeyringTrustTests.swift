@@ -14,16 +14,9 @@ extension DaemonSuite {
 
         @Test func keyringSendsNothingToASocketAnotherUserServes() throws {
             let cli = try CLIHarness()
-            let theirs = try ReachableDirectory()
-            guard let nobody = getpwnam("nobody") else { throw HarnessError("no user nobody") }
-            chown(theirs.path, nobody.pointee.pw_uid, nobody.pointee.pw_gid)
-            let planted = try PlantedServer(as: "nobody", socket: theirs.path + "/socket")
-            // Our own private socket directory links to it: only the check of who serves it can refuse.
-            let runtime = cli.root + "/planted-run"
-            try FileManager.default.createDirectory(atPath: runtime + "/sortedvault", withIntermediateDirectories: true)
-            chmod(runtime + "/sortedvault", 0o700)
-            try FileManager.default.createSymbolicLink(atPath: runtime + "/sortedvault/socket", withDestinationPath: planted.socket)
-            try expectKeyringRefuses(cli, runtime: runtime, planted: planted, reason: "served by a process of uid \(nobody.pointee.pw_uid)")
+            let setup = try PlantedSocketTests.plantedBehindOwnLink(cli)
+            try expectKeyringRefuses(cli, runtime: setup.runtime, planted: setup.planted, reason: "served by a process of uid \(setup.uid)")
+            withExtendedLifetime(setup.theirs) {}
         }
 
         @Test func keyringRefusesASocketInAGroupWritableDirectory() throws {
