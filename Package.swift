@@ -205,7 +205,7 @@ let package = Package(
             dependencies: ["VaultWireClient", "VaultAPI", "VaultProtocol", "Varlink", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON", "SortedVaultCLI"]
         ),
         .testTarget(name: "VaultAPITests", dependencies: ["VaultAPI", "VaultCrypto", "BoundedJSON"]),
-        .testTarget(name: "VaultSessionTests", dependencies: ["VaultSession", "VaultCore", "VaultCrypto", "VaultTesting", "BoundedJSON"]),
+        .testTarget(name: "VaultSessionTests", dependencies: ["VaultSession", "VaultCore", "VaultCrypto", "VaultTesting", "BoundedJSON", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "VaultPolicyTests", dependencies: ["VaultPolicy"]),
         .testTarget(name: "CredentialHelpersTests", dependencies: ["CredentialHelpers", "VaultCrypto"]),
         .testTarget(

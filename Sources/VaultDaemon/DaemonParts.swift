@@ -101,7 +101,7 @@ struct DaemonParts: Sendable {
                 minValid: TimeInterval(settings.sessionMinValidSeconds),
                 refreshAhead: TimeInterval(settings.sessionProactiveRefreshSeconds),
                 proactiveRefresh: settings.sessionProactiveRefreshSeconds > 0),
-            logger: logger)
+            logger: logger, logName: { logNames.field($0) })
         await sessions.useOpenID(OIDCCacheVerifier(
             cache: OIDCProviderCache(fetcher: URLSessionDocumentFetcher(), clock: configuration.clock)))
         // Start-up ends twice over: when the server listens (``announce``, below) and when the work

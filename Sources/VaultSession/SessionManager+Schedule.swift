@@ -56,7 +56,7 @@ extension SessionManager {
             guard ended || refreshDue else { continue }
             do {
                 let result = try await sharedFlight(key, asker: .background, validFor: lead)
-                logger.debug("proactive session work", metadata: ["service": "\(key.service)", "outcome": "\(result.outcome)"])
+                logger.debug("proactive session work", metadata: ["service": "\(logName(key.service))", "outcome": "\(result.outcome)"])
             } catch let error as VaultError where error.code == .locked {
                 return
             } catch {

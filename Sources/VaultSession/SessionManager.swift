@@ -71,6 +71,9 @@ public actor SessionManager {
     public let configuration: Configuration
     let random: @Sendable () -> Double
     let logger: Logger
+    /// How the daemon's log names a login's service (the access log's pseudonym); never the name
+    /// itself by default, since the log lies on disk in plaintext.
+    let logName: @Sendable (String) -> String
 
     var keyLocks = KeyedWaitQueue()
     var flights: [ItemKey: Flight] = [:]
@@ -93,8 +96,10 @@ public actor SessionManager {
     public init(store: any TokenStore, transport: any OAuthTransport, clock: any VaultClock,
                 configuration: Configuration = Configuration(),
                 random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
-                logger: Logger = Logger(label: "sortedvault.session")) {
+                logger: Logger = Logger(label: "sortedvault.session"),
+                logName: @escaping @Sendable (String) -> String = { _ in "<private>" }) {
         self.store = store
+        self.logName = logName
         self.oauth = OAuthClient(transport: transport)
         self.clock = clock
         self.configuration = configuration

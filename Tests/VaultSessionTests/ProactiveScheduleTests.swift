@@ -4,6 +4,7 @@ import VaultCore
 import VaultCrypto
 @testable import VaultSession
 import VaultTesting
+import Logging
 
 /// `nextWakeUp()` says when `runDueWork()` has something to do; nothing happens before it.
 @Suite struct ProactiveScheduleTests {
@@ -152,4 +153,47 @@ struct NoExpiryStore: TokenStore {
     func retrieve(_ key: ItemKey) async throws -> RetrievedItem { try await inner.retrieve(key) }
     func delete(_ key: ItemKey) async throws { try await inner.delete(key) }
     func list(service: String?) async throws -> [ItemMetadata] { try await inner.list(service: service) }
+}
+
+/// The daemon's log lies on disk in plaintext while the vault seals every name: proactive work
+/// names a login by the pseudonym the daemon gives, at every level, debug included.
+@Suite struct ProactiveWorkLogTests {
+    final class CapturedLines: @unchecked Sendable {
+        private let lock = NSLock()
+        private var lines: [String] = []
+        func append(_ line: String) { lock.withLock { lines.append(line) } }
+        var all: [String] { lock.withLock { lines } }
+    }
+
+    struct CapturingHandler: LogHandler {
+        let captured: CapturedLines
+        var logLevel: Logger.Level = .trace
+        var metadata: Logger.Metadata = [:]
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?,
+                 source: String, file: String, function: String, line: UInt) {
+            captured.append("\(message) \(metadata ?? [:])")
+        }
+    }
+
+    @Test func proactiveRefreshLogsTheServiceByItsPseudonym() async throws {
+        let h = try SessionHarness([.tokens(access: "A2", refresh: "R2")])
+        let captured = CapturedLines()
+        let sessions = SessionManager(store: h.store, transport: h.transport, clock: h.clock, configuration: h.configuration,
+                                      random: SessionHarness.random,
+                                      logger: Logger(label: "test") { _ in CapturingHandler(captured: captured) },
+                                      logName: { "<name-of:\($0.count)>" })
+        _ = try await sessions.save(
+            TokenResponse(accessToken: secure("A1"), expiresIn: 3600, refreshToken: secure("R1")), provider: h.provider, for: h.key)
+        let wake = try #require(await sessions.nextWakeUp())
+        h.clock.set(to: wake)
+        await sessions.runDueWork()
+        #expect(h.transport.requestCount == 1)
+        let lines = captured.all
+        #expect(lines.contains { $0.contains("proactive session work") && $0.contains("<name-of:\(h.key.service.count)>") })
+        #expect(!lines.contains { $0.contains(h.key.service) }, "the daemon's log names the service: \(lines)")
+    }
 }
