@@ -104,6 +104,7 @@ let package = Package(
             dependencies: [
                 "BoundedJSON",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -112,7 +113,7 @@ let package = Package(
         .target(name: "CLinuxShims"),
         .executableTarget(
             name: "varlink-certification-server",
-            dependencies: ["Varlink", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Varlink", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"), .product(name: "Logging", package: "swift-log")]
         ),
         // The interface files are embedded at build time (plugin EmbedInterfaceFiles): the daemon
         // serves interfaces/*.varlink themselves, not a Swift copy.
@@ -199,7 +200,7 @@ let package = Package(
             dependencies: ["Vault", "VaultSQLite", "VaultCore", "VaultCrypto"]
         ),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
-        .testTarget(name: "VarlinkTests", dependencies: ["Varlink"]),
+        .testTarget(name: "VarlinkTests", dependencies: ["Varlink", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
         .testTarget(
             name: "VaultWireClientTests",
             dependencies: ["VaultWireClient", "VaultAPI", "VaultProtocol", "Varlink", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON", "SortedVaultCLI"]

@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import Synchronization
 
 #if canImport(Glibc)
@@ -27,7 +28,7 @@ public final class VarlinkConnection: @unchecked Sendable {
     /// The largest reply accepted.
     public let maxReplyBytes: Int
     private let path: String
-    private let state: Mutex<State>
+    private let state: NIOLockedValueBox<State>
 
     /// Connects to the service at `unixSocketPath`; `timeout` bounds every later send and receive.
     ///
@@ -52,7 +53,7 @@ public final class VarlinkConnection: @unchecked Sendable {
             Glibc.close(descriptor)
             throw error
         }
-        self.state = Mutex(State(descriptor: descriptor))
+        self.state = NIOLockedValueBox(State(descriptor: descriptor))
     }
 
     deinit {
@@ -61,7 +62,7 @@ public final class VarlinkConnection: @unchecked Sendable {
 
     /// Calls `method` and returns the reply's parameters; an error reply throws ``VarlinkError``.
     public func call(_ method: String, _ parameters: [String: JSONValue] = [:]) throws -> [String: JSONValue] {
-        try state.withLock { state in
+        try state.withLockedValue { state in
             try send(VarlinkMessage.encodeCall(method, parameters), &state)
             let (reply, continues) = try receiveReply(&state)
             if continues {
@@ -76,7 +77,7 @@ public final class VarlinkConnection: @unchecked Sendable {
     /// or until `onReply` returns false (the connection is then closed, since the rest of the
     /// stream would otherwise have to be read).
     public func callMore(_ method: String, _ parameters: [String: JSONValue], onReply: ([String: JSONValue]) throws -> Bool) throws {
-        try state.withLock { state in
+        try state.withLockedValue { state in
             try send(VarlinkMessage.encodeCall(method, parameters, more: true), &state)
             while true {
                 let (reply, continues) = try receiveReply(&state)
@@ -104,7 +105,7 @@ public final class VarlinkConnection: @unchecked Sendable {
     /// A reply `onReply` cannot decode (it throws) closes the connection, since its stream
     /// position is then unknown; the error is rethrown.
     public func exchange(_ frame: UnsafeRawBufferPointer, onReply: (UnsafeRawBufferPointer) throws -> Bool) throws {
-        try state.withLock { state in
+        try state.withLockedValue { state in
             try send(frame, &state)
             while true {
                 var reply = try receiveFrame(&state)
@@ -123,14 +124,14 @@ public final class VarlinkConnection: @unchecked Sendable {
 
     /// Sends a call with `oneway: true`; the service sends no reply.
     public func callOneway(_ method: String, _ parameters: [String: JSONValue] = [:]) throws {
-        try state.withLock { state in
+        try state.withLockedValue { state in
             try send(VarlinkMessage.encodeCall(method, parameters, oneway: true), &state)
         }
     }
 
     /// Closes the connection. Safe to call more than once.
     public func close() {
-        state.withLock { disconnect(&$0) }
+        state.withLockedValue { disconnect(&$0) }
     }
 
     // MARK: - Socket plumbing

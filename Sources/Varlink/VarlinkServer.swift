@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import Logging
 import NIOCore
 import NIOPosix
@@ -39,7 +40,7 @@ public final class VarlinkServer: Sendable {
     private let configuration: VarlinkServerConfiguration
     private let logger: Logger
     private let group: any EventLoopGroup
-    private let state: Mutex<State>
+    private let state: NIOLockedValueBox<State>
     private let liveHandlers = LiveHandlerCount()
 
     public init(info: VarlinkServiceInfo, interfaces: [any VarlinkInterface], configuration: VarlinkServerConfiguration = .init(), logger: Logger) {
@@ -47,12 +48,12 @@ public final class VarlinkServer: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.group = MultiThreadedEventLoopGroup.singleton
-        self.state = Mutex(State(limiter: ConnectionLimiter(ConnectionLimiter.Limits(configuration))))
+        self.state = NIOLockedValueBox(State(limiter: ConnectionLimiter(ConnectionLimiter.Limits(configuration))))
     }
 
     /// The number of connections currently open (refused ones are not counted).
     public var connectionCount: Int {
-        state.withLock { $0.connections.count }
+        state.withLockedValue { $0.connections.count }
     }
 
     /// The number of served connections whose handler is still in memory: open ones, and closed ones
@@ -100,7 +101,7 @@ public final class VarlinkServer: Sendable {
     /// Stops accepting, closes every connection (cancelling handlers still running), and
     /// removes the socket files ``bind(unixSocketPath:)`` created.
     public func shutdown() async throws {
-        let (listeners, connections, paths) = state.withLock { state in
+        let (listeners, connections, paths) = state.withLockedValue { state in
             state.isShutDown = true
             defer {
                 state.listeners = []
@@ -120,11 +121,11 @@ public final class VarlinkServer: Sendable {
     }
 
     private func checkNotShutDown() throws {
-        if state.withLock({ $0.isShutDown }) { throw VarlinkServerError.shutDown }
+        if state.withLockedValue({ $0.isShutDown }) { throw VarlinkServerError.shutDown }
     }
 
     private func register(_ listener: any Channel, createdPath: String?) throws {
-        let accepted = state.withLock { state -> Bool in
+        let accepted = state.withLockedValue { state -> Bool in
             guard !state.isShutDown else { return false }
             state.listeners.append(listener)
             if let createdPath { state.createdSocketPaths.append(createdPath) }
@@ -198,7 +199,7 @@ public final class VarlinkServer: Sendable {
 
     /// Counts `channel` against the limits; returns the limit it would exceed instead.
     private func count(_ channel: any Channel, from peer: PeerCredentials) -> ConnectionLimiter.Refusal? {
-        state.withLock { state -> ConnectionLimiter.Refusal? in
+        state.withLockedValue { state -> ConnectionLimiter.Refusal? in
             guard !state.isShutDown else { return .total }
             if let refusal = state.limiter.admit(peer) { return refusal }
             state.connections[ObjectIdentifier(channel)] = channel
@@ -210,7 +211,7 @@ public final class VarlinkServer: Sendable {
     private func serve(_ channel: any Channel, peer: PeerCredentials) -> EventLoopFuture<Void> {
         let id = ObjectIdentifier(channel)
         channel.closeFuture.whenComplete { _ in
-            self.state.withLock { state in
+            self.state.withLockedValue { state in
                 if state.connections.removeValue(forKey: id) != nil {
                     state.limiter.release(peer)
                     state.changes += 1
@@ -244,10 +245,10 @@ public final class VarlinkServer: Sendable {
     private func settleClosedConnections(on eventLoop: any EventLoop, round: Int = 0) -> EventLoopFuture<Void> {
         var loops: [any EventLoop] = []
         for loop in group.makeIterator() { loops.append(loop) }
-        let before = state.withLock { $0.changes }
+        let before = state.withLockedValue { $0.changes }
         let passes = loops.map { $0.scheduleTask(in: .milliseconds(1)) {}.futureResult }
         return EventLoopFuture.andAllComplete(passes, on: eventLoop).flatMap {
-            let changed = self.state.withLock { $0.changes } != before
+            let changed = self.state.withLockedValue { $0.changes } != before
             guard round < 99, changed || round < 2 else { return eventLoop.makeSucceededVoidFuture() }
             return self.settleClosedConnections(on: eventLoop, round: round + 1)
         }

@@ -1,3 +1,4 @@
+import VaultCrypto
 import Dispatch
 import Synchronization
 
@@ -26,7 +27,7 @@ public final class BackgroundGenerationRecord: GenerationRecord {
 
     private let record: any GenerationRecord
     private let queue = DispatchQueue(label: "sortedvault.generation-record")
-    private let pending = Mutex(Pending())
+    private let pending = Locked(Pending())
 
     public init(_ record: any GenerationRecord) {
         self.record = record

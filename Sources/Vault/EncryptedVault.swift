@@ -26,9 +26,9 @@ public actor EncryptedVault: TokenStore, LockableStore, TokenStoreReadingNow {
     nonisolated let readsNow: (any SealedStorageReadingNow)?
     /// What the fast path reads without the actor: the keys, the verified state and the newest
     /// generation seen, copied here under a lock on every change of the three properties below.
-    nonisolated let published = Mutex(ReadView())
+    nonisolated let published = Locked(ReadView())
     /// The header bytes ``keySourceKindsNow()`` last decoded, and their key source kinds.
-    nonisolated let decodedHeaderKinds = Mutex<(bytes: [UInt8], kinds: [String])?>(nil)
+    nonisolated let decodedHeaderKinds = Locked<(bytes: [UInt8], kinds: [String])?>(nil)
     private var keys: ItemKeys? { didSet { publish() } }
     /// The vault id and the newest state generation this instance has seen: the state never goes back.
     var seen: (vaultID: [UInt8], generation: UInt64)? { didSet { publish() } }

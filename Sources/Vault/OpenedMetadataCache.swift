@@ -1,3 +1,4 @@
+import VaultCrypto
 import Foundation
 import Synchronization
 import VaultCore
@@ -21,7 +22,7 @@ final class OpenedMetadataCache: Sendable {
     }
 
     static let capacity = 256
-    private let entries = Mutex<[[UInt8]: Entry]>([:])
+    private let entries = Locked<[[UInt8]: Entry]>([:])
 
     /// The metadata opened from `record`'s exact bytes, if held.
     func metadata(of record: SealedRecord) -> ItemMetadata? {

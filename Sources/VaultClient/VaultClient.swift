@@ -23,7 +23,7 @@ import VaultWireClient
 public final class VaultClient: TokenStore, LockableStore {
     let socketPath: String
     private let timeout: Duration
-    private let connection = Mutex<VarlinkConnection?>(nil)
+    private let connection = Locked<VarlinkConnection?>(nil)
     private let io = DispatchQueue(label: "sortedvault.client")
 
     public init(socketPath: String, timeout: Duration = .seconds(30)) {

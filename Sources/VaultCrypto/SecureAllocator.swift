@@ -16,7 +16,7 @@ enum SecureAllocator {
         let pointer: UnsafeMutableRawPointer
     }
 
-    private static let pool = Mutex<[[Block]]>(Array(repeating: [], count: sizeClasses.count))
+    private static let pool = Locked<[[Block]]>(Array(repeating: [], count: sizeClasses.count))
 
     /// The capacity actually allocated for `count` bytes.
     static func capacity(for count: Int) -> Int {

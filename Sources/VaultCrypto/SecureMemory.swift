@@ -37,7 +37,7 @@ public enum SecureMemory {
         var handler: (@Sendable (LockFailure) -> Void)?
     }
 
-    private static let state = Mutex(State())
+    private static let state = Locked(State())
 
     /// Blocks of secret memory that could not be locked since start.
     public static var lockFailures: Int { state.withLock { $0.failures } }

@@ -1,3 +1,4 @@
+import VaultCrypto
 import Synchronization
 
 /// Awaits `operation`, but returns (throwing `CancellationError`) as soon as the calling task is
@@ -32,7 +33,7 @@ final class FirstResult<Value: Sendable>: Sendable {
         case waiting(CheckedContinuation<Value, any Error>)
         case done(Result<Value, any Error>?)
     }
-    private let state = Mutex(State.empty)
+    private let state = Locked(State.empty)
 
     func set(_ continuation: CheckedContinuation<Value, any Error>) {
         let early = state.withLock { state -> Result<Value, any Error>? in

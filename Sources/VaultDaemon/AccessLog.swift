@@ -1,3 +1,4 @@
+import VaultCrypto
 import Foundation
 import Synchronization
 import Logging
@@ -29,12 +30,12 @@ final class AccessLog: Sendable {
     let destination: Destination
     private let clock: any VaultClock
     /// The last timestamp written and its second, so a line costs no date formatting.
-    private let lastStamp = Mutex<(seconds: Int, text: String)>((-1, ""))
+    private let lastStamp = Locked<(seconds: Int, text: String)>((-1, ""))
     /// The text of the last peer and of the last decision written: a connection's calls repeat
     /// both, so a line costs no number formatting or quoting for them.
-    private let lastParts = Mutex(LastParts())
+    private let lastParts = Locked(LastParts())
     /// Each program's line budget: a flood is counted and summarised, not written line by line.
-    private let budget = Mutex(AccessLogBudget())
+    private let budget = Locked(AccessLogBudget())
 
     private struct LastParts {
         var peer: (uid: UInt32, gid: UInt32, pid: Int32, executable: String?)?

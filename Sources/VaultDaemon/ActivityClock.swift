@@ -1,3 +1,4 @@
+import VaultCrypto
 import Foundation
 import Synchronization
 import VaultCore
@@ -6,13 +7,13 @@ import VaultCore
 /// ``MemoryTrim`` service when a request comes after a quiet spell.
 final class ActivityClock: Sendable {
     private let clock: any VaultClock
-    private let last: Mutex<Date>
+    private let last: Locked<Date>
     /// Signalled on every request (one slot: a burst is one signal).
     let requests = WakeSignal()
 
     init(clock: any VaultClock) {
         self.clock = clock
-        last = Mutex(clock.now)
+        last = Locked(clock.now)
     }
 
     func touch() {

@@ -1,10 +1,11 @@
+import VaultCrypto
 import Synchronization
 
 /// The socket file the daemon's server bound, once it has: the socket watch compares the path with
 /// it, and shutdown removes the path only while it still is this socket. Stays nil for a socket
 /// systemd passed (systemd's to manage) and when the server never bound.
 final class BoundSocket: Sendable {
-    private let identity = Mutex<SocketIdentity?>(nil)
+    private let identity = Locked<SocketIdentity?>(nil)
     /// Signalled once the server has bound (or given up): the socket watch waits for it.
     let settled = WakeSignal()
 

@@ -19,7 +19,7 @@ final class LogNames: Sendable {
     let mode: DaemonSettings.LogNames
     private let keySource: (@Sendable () -> SecureBytes?)?
     /// Kept once learned, so names stay pseudonymous (never plain) while the vault is locked again.
-    private let key = Mutex<SecureBytes?>(nil)
+    private let key = Locked<SecureBytes?>(nil)
 
     init(mode: DaemonSettings.LogNames, keySource: (@Sendable () -> SecureBytes?)?) {
         self.mode = mode

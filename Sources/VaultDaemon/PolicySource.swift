@@ -1,3 +1,4 @@
+import VaultCrypto
 import Logging
 import Synchronization
 import VaultPolicy
@@ -19,12 +20,12 @@ final class PolicySource: Sendable {
 
     let directory: String?
     let daemonUID: UInt32
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(policy: Policy, directory: String?, daemonUID: UInt32) {
         self.directory = directory
         self.daemonUID = daemonUID
-        state = Mutex(State(policy: policy))
+        state = Locked(State(policy: policy))
     }
 
     var policy: Policy { state.withLock { $0.policy } }

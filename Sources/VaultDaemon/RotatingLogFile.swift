@@ -1,3 +1,4 @@
+import VaultCrypto
 import Foundation
 import Synchronization
 
@@ -26,14 +27,14 @@ final class RotatingLogFile: Sendable {
         var descriptor: CInt
         var size: Int
     }
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(path: String, maxBytes: Int) throws {
         self.path = path
         self.maxBytes = max(maxBytes, 256)
         try Self.makeDirectory((path as NSString).deletingLastPathComponent)
         let (descriptor, size) = try Self.open(path)
-        state = Mutex(State(descriptor: descriptor, size: size))
+        state = Locked(State(descriptor: descriptor, size: size))
     }
 
     deinit {

@@ -1,3 +1,4 @@
+import VaultCrypto
 import Foundation
 import Synchronization
 import VaultCore
@@ -54,7 +55,7 @@ final class UnlockThrottle: Sendable {
     private let maximum: TimeInterval
     /// Peers remembered at most; past it, those whose wait is over are forgotten first.
     private let capacity: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(clock: any VaultClock, base: TimeInterval = 1, maximum: TimeInterval = 60, capacity: Int = 1024) {
         self.clock = clock

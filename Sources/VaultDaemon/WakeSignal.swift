@@ -1,3 +1,4 @@
+import VaultCrypto
 import Synchronization
 
 /// A one-slot wake-up for one waiting loop: ``signal()`` ends the current wait, or the next one when
@@ -17,7 +18,7 @@ final class WakeSignal: Sendable {
         case pending
         case waiting(CheckedContinuation<Void, Never>)
     }
-    private let state = Mutex(State.idle)
+    private let state = Locked(State.idle)
 
     init() {}
 

@@ -1,3 +1,4 @@
+import VaultCrypto
 import Foundation
 import GRDBSQLite
 import Synchronization
@@ -19,7 +20,7 @@ final class ItemPointReader: @unchecked Sendable {
     /// The handles, used only while `lock` is held (and by `close()`, which takes it too).
     private var connection: OpaquePointer?
     private var statement: OpaquePointer?
-    private let lock = Mutex(())
+    private let lock = Locked(())
 
     static let sql = """
         SELECT s.vault_id, s.generation, s.count, s.tag, i.lookup, i.revision, i.expires_at, i.metadata, i.secret

@@ -1,3 +1,4 @@
+import VaultCrypto
 import Foundation
 import Synchronization
 import VaultCore
@@ -12,12 +13,12 @@ import VaultCore
 /// With a `mirror`, every change is also reported to it — for example to write the time into the
 /// file that a daemon process started with `--unsafe-clock-file` reads.
 public final class ManualClock: VaultClock {
-    private let current: Mutex<Date>
+    private let current: Locked<Date>
     private let mirror: (@Sendable (Date) -> Void)?
 
     /// Starts at `start`; by default a fixed instant, so runs are repeatable.
     public init(start: Date = Date(timeIntervalSince1970: 1_800_000_000), mirror: (@Sendable (Date) -> Void)? = nil) {
-        current = Mutex(start)
+        current = Locked(start)
         self.mirror = mirror
         mirror?(start)
     }

@@ -1,3 +1,4 @@
+import VaultCrypto
 import Foundation
 import Synchronization
 
@@ -31,7 +32,7 @@ public final class ManualSleepClock: Clock, Sendable {
         var started = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

@@ -96,16 +96,16 @@ public final class ScriptedOAuthTransport: OAuthTransport {
         var arrivalWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// Answers requests with `script`, in order; a request past its end throws ``OAuthTransportError``.
     public init(_ script: [Reply] = []) {
-        state = Mutex(State(script: script))
+        state = Locked(State(script: script))
     }
 
     /// Answers every request with `handler`, which may also change the world (the store) first.
     public init(handler: @escaping Handler) {
-        state = Mutex(State(script: [], handler: handler))
+        state = Locked(State(script: [], handler: handler))
     }
 
     /// Appends answers to the script.

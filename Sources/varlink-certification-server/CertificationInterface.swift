@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import Synchronization
 import Varlink
 
@@ -207,9 +208,9 @@ func looselyEqual(_ a: JSONValue, _ b: JSONValue) -> Bool {
 
 /// The certification clients in progress, shared by all connections.
 final class ClientTable: Sendable {
-    private let state = Mutex<[(id: String, next: String)]>([])
+    private let state = NIOLockedValueBox<[(id: String, next: String)]>([])
 
     func withLock<R>(_ body: (inout [(id: String, next: String)]) -> R) -> R {
-        state.withLock { body(&$0) }
+        state.withLockedValue { body(&$0) }
     }
 }

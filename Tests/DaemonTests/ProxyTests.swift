@@ -1,3 +1,4 @@
+import VaultCrypto
 import Foundation
 import Synchronization
 import TestSupport
@@ -23,7 +24,7 @@ extension DaemonSuite {
             private let count = Counter()
 
             final class Counter: Sendable {
-                let value = Mutex(0)
+                let value = Locked(0)
             }
 
             init() throws {

@@ -183,7 +183,7 @@ extension DaemonSuite {
         @Test func watchersLearnOfRefreshesAndLogouts() async throws {
             let world = try World()
             try await world.signIn()
-            let received = Mutex<[String]>([])
+            let received = Locked<[String]>([])
             let sessions = world.sessions
             let key = world.key
             let watcher = Thread {

@@ -1,3 +1,4 @@
+import VaultCrypto
 import Foundation
 import Synchronization
 import TestSupport
@@ -34,7 +35,7 @@ extension DaemonSuite {
             let before = try #require(ProcessStatus(pid: pid))
 
             let connections = try (0..<64).map { _ in try VarlinkConnection(unixSocketPath: cli.socket, timeout: .seconds(60)) }
-            let replies = Mutex<[String]>([])
+            let replies = Locked<[String]>([])
             let start = DispatchSemaphore(value: 0)
             let done = DispatchGroup()
             for connection in connections {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import Synchronization
 import Testing
 import Varlink
@@ -20,9 +21,9 @@ final class TemporaryDirectory {
 
 /// Records oneway calls so that tests can see they ran.
 final class CallRecorder: Sendable {
-    private let calls = Mutex<[String]>([])
-    func record(_ value: String) { calls.withLock { $0.append(value) } }
-    var recorded: [String] { calls.withLock { $0 } }
+    private let calls = NIOLockedValueBox<[String]>([])
+    func record(_ value: String) { calls.withLockedValue { $0.append(value) } }
+    var recorded: [String] { calls.withLockedValue { $0 } }
 }
 
 /// `org.example.test`, a small interface exercising every shape of call.

@@ -52,7 +52,7 @@ import VaultTesting
 }
 
 final class FailingStoreSwitch: Sendable {
-    private let failing = Mutex(false)
+    private let failing = Locked(false)
     func on() { failing.withLock { $0 = true } }
     func off() { failing.withLock { $0 = false } }
     var isOn: Bool { failing.withLock { $0 } }

@@ -13,7 +13,7 @@ import VaultTesting
 
     /// Accepts id tokens `good-<sub>`, refuses `bad-…`, and cannot be reached for `down-…`.
     final class ScriptedVerifier: OpenIDVerifier {
-        let checked = Mutex<[String]>([])
+        let checked = Locked<[String]>([])
 
         func endpoints(of issuer: URL) async throws(OpenIDVerificationError) -> (token: URL, revocation: URL?) {
             (URL(string: issuer.absoluteString + "/token/")!, URL(string: issuer.absoluteString + "/revoke_token/")!)

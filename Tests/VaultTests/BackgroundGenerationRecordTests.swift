@@ -16,8 +16,8 @@ import VaultTesting
         let file: GenerationFile
         let gate = DispatchSemaphore(value: 0)
         let entered = DispatchSemaphore(value: 0)
-        let written = Mutex<[UInt64]>([])
-        let gated = Mutex(true)
+        let written = Locked<[UInt64]>([])
+        let gated = Locked(true)
 
         init(path: String) {
             file = GenerationFile(path: path)
