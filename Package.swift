@@ -122,7 +122,10 @@ let package = Package(
             dependencies: ["Varlink", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession"],
             plugins: ["EmbedInterfaceFiles"]
         ),
-        .executableTarget(name: "embed-interface-files", path: "Sources/embed-interface-files"),
+        // The varlink IDL parser: the build tool checks interfaces/*.varlink with it (a bad file is a
+        // build error at its line and column) before embedding them.
+        .target(name: "VarlinkIDL"),
+        .executableTarget(name: "embed-interface-files", dependencies: ["VarlinkIDL"], path: "Sources/embed-interface-files"),
         .plugin(name: "EmbedInterfaceFiles", capability: .buildTool(), dependencies: ["embed-interface-files"]),
         .target(
             name: "VaultDaemon",
@@ -201,6 +204,7 @@ let package = Package(
         ),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
+        .testTarget(name: "VarlinkIDLTests", dependencies: ["VarlinkIDL"]),
         .testTarget(
             name: "VaultWireClientTests",
             dependencies: ["VaultWireClient", "VaultAPI", "VaultProtocol", "Varlink", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON", "SortedVaultCLI"]

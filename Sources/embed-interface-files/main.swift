@@ -1,8 +1,9 @@
 import Foundation
+import VarlinkIDL
 
 /// embed-interface-files OUTPUT FILE…: writes a Swift file with each FILE's bytes as a `[UInt8]`
 /// in `enum InterfaceFiles`, named after the file (`org.sortedvault.vault.varlink` →
-/// `org_sortedvault_vault`). Run by the EmbedInterfaceFiles build-tool plugin.
+/// `org_sortedvault_vault`), after checking each against the varlink IDL grammar. Run by the EmbedInterfaceFiles build-tool plugin.
 let arguments = CommandLine.arguments.dropFirst()
 guard let output = arguments.first, arguments.count >= 2 else {
     FileHandle.standardError.write(Data("usage: embed-interface-files OUTPUT FILE...\n".utf8))
@@ -19,6 +20,18 @@ for path in arguments.dropFirst() {
     let url = URL(fileURLWithPath: path)
     let name = url.deletingPathExtension().lastPathComponent.map { $0.isLetter || $0.isNumber ? $0 : "_" }
     let bytes = try [UInt8](Data(contentsOf: url))
+    // A bad interface file fails the build, pointing at the fault in the compiler's format.
+    do throws(IDLError) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        let interface = try VarlinkIDL.parse(text)
+        try interface.checkReferences(in: text)
+        guard url.deletingPathExtension().lastPathComponent == interface.name else {
+            throw IDLError(line: 1, column: 1, message: "the file is named \(url.lastPathComponent), the interface \(interface.name)")
+        }
+    } catch {
+        FileHandle.standardError.write(Data("\(path):\(error.line):\(error.column): error: \(error.message)\n".utf8))
+        exit(1)
+    }
     source += "    /// `interfaces/\(url.lastPathComponent)`\n"
     source += "    static let \(String(name)): [UInt8] = [\n"
     var index = 0
