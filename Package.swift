@@ -140,7 +140,7 @@ let package = Package(
         .target(
             name: "SortedVaultCLI",
             dependencies: [
-                "VaultClient", "VaultProtocol", "VaultCore", "VaultCrypto", "CLinuxShims", "VaultWireClient", "BoundedJSON",
+                "VaultClient", "VaultAPI", "VaultProtocol", "VaultCore", "VaultCrypto", "CLinuxShims", "VaultWireClient", "BoundedJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
