@@ -143,12 +143,13 @@ let package = Package(
         .target(
             name: "SortedVaultCLI",
             dependencies: [
-                "VaultClient", "VaultProtocol", "VaultCore", "VaultCrypto", "CLinuxShims", "VaultWireClient", "BoundedJSON",
+                "VaultClient", "VaultAPI", "VaultProtocol", "VaultCore", "VaultCrypto", "CLinuxShims", "VaultWireClient", "BoundedJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // The blocking varlink client of the lean CLI: one call per process over plain socket calls.
         // No Foundation, no SwiftNIO, no threads (docs/speed.md, "Lean CLI"): keep it that way.
+        // Also the one body of what every CLI does alike: reading a descriptor, starting the daemon.
         .target(name: "VaultWireClient", dependencies: ["VaultAPI", "BoundedJSON", "VaultCrypto", "CLinuxShims"]),
         // `sortedvault`, the lean front: retrieve, store, delete and session autologin by hand over
         // VaultWireClient; everything else is handed (execv, argv unchanged) to `sortedvault-cli`.

@@ -1,5 +1,6 @@
 import Foundation
 import VaultCore
+import VaultWireClient
 
 #if canImport(Glibc)
 import Glibc
@@ -13,13 +14,11 @@ public enum DaemonExecutable {
 
     /// The daemon executable beside the running one.
     public static func path() throws -> String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))
-        guard length > 0 else { throw VaultError(.unavailable, "cannot find the running executable, so not \(name) either") }
-        let running = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let path = (running as NSString).deletingLastPathComponent + "/" + name
+        guard let path = DaemonAutostart.sibling(name) else {
+            throw VaultError(.unavailable, "cannot find the running executable, so not \(name) either")
+        }
         guard access(path, X_OK) == 0 else {
-            throw VaultError(.unavailable, "\(name) is not installed next to \(running): install sortedvault, sortedvault-cli and sortedvault-daemon in the same directory")
+            throw VaultError(.unavailable, "no executable \(path): install sortedvault, sortedvault-cli and sortedvault-daemon in the same directory")
         }
         return path
     }

@@ -1,6 +1,8 @@
 import Foundation
+import enum VaultAPI.WireLimits
 import VaultCore
 import VaultCrypto
+import VaultWireClient
 
 #if canImport(Glibc)
 import Glibc
@@ -25,7 +27,7 @@ public enum SecretInput {
     /// All of standard input (the exact bytes), or a no-echo prompt when it is a terminal.
     public static func secret(prompt: String) throws -> SecureBytes {
         if isatty(0) == 1 { return try promptNoEcho(prompt) }
-        return try readAll(fd: 0, limit: Limits.maximumSecretBytes, what: "the secret")
+        return try readAll(fd: 0, limit: WireLimits.secretBytes, what: "the secret")
     }
 
     /// A passphrase from `fd` (up to the first newline); without one, from standard input when it is
@@ -50,20 +52,11 @@ public enum SecretInput {
 
     /// Reads up to `limit` bytes; more is an error that names the limit.
     public static func readAll(fd: Int32, limit: Int, what: String) throws -> SecureBytes {
-        var length = 0
-        let buffer = try SecureBytes(count: limit + 1) { out in
-            while length < out.count {
-                let n = read(fd, out.baseAddress! + length, out.count - length)
-                if n < 0 && errno == EINTR { continue }
-                if n < 0 { throw VaultError.invalidArgument("cannot read \(what): \(String(cString: strerror(errno)))") }
-                if n == 0 { break }
-                length += n
-            }
+        do {
+            return try DescriptorInput.readAll(fd: fd, limit: limit, what: what)
+        } catch {
+            throw VaultError.invalidArgument(error.message)
         }
-        guard length <= limit else {
-            throw VaultError.invalidArgument("\(what) is over the limit of \(limit) bytes; nothing was stored")
-        }
-        return buffer.withUnsafeBytes { SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<length])) }
     }
 
     /// Asks on the controlling terminal with echo off, and restores the terminal whatever happens.

@@ -4,32 +4,29 @@ import VaultWireClient
 import Glibc
 #endif
 
-/// Starts the daemon when no socket answers, as `DaemonLauncher.ensureRunning` does for the full CLI
-/// (a detached `sortedvault-daemon daemon` in its own session, standard streams on /dev/null, then
-/// up to 5 s for its socket), so that the first command of a session is still answered by this
-/// process. Anything out of the ordinary — no vault yet, no `sortedvault-daemon` beside this binary,
-/// `HOME` unset — returns false: the caller hands over, and the full CLI says what is wrong.
+/// Starts the daemon when no socket answers (``DaemonAutostart``, as the full CLI does), so that the
+/// first command of a session is still answered by this process. Anything out of the ordinary — no
+/// vault yet, no `sortedvault-daemon` beside this binary, `HOME` unset, a failed spawn — returns nil:
+/// the caller hands over, and the full CLI says what is wrong.
 enum DaemonStart {
     static func startAndConnect(_ command: HotCommand, socket: String) throws(WireFailure) -> WireConnection? {
         guard let database = databasePath(command), access(database, F_OK) == 0,
-              let daemon = HandOver.sibling("sortedvault-daemon"), access(daemon, X_OK) == 0 else { return nil }
+              let daemon = DaemonAutostart.sibling("sortedvault-daemon"), access(daemon, X_OK) == 0 else { return nil }
         var arguments = [daemon, "daemon"]
         if let socket = command.socket { arguments += ["--socket", socket] }
         if let dataDir = command.dataDir { arguments += ["--data-dir", dataDir] }
         if let keyFile = command.keyFile { arguments += ["--key-file", keyFile] }
         if let policyDir = command.policyDir { arguments += ["--policy-dir", policyDir] }
-        StartFailureReport.clear(socket: socket)
-        guard DetachedProcess.spawn(arguments) == 0 else { return nil }
-        // Up to 5 s for the socket, or for the daemon's own reason why it could not start.
-        for _ in 0..<500 {
-            if let connection = try WireConnection.toDaemon(at: socket) { return connection }
-            if let reason = StartFailureReport.read(socket: socket) {
-                if let connection = try WireConnection.toDaemon(at: socket) { return connection }
-                throw WireFailure(.failure, "the daemon did not start: \(reason)")
-            }
-            usleep(10_000)
+        var connection: WireConnection?
+        let outcome = try DaemonAutostart.start(arguments, socket: socket) { () throws(WireFailure) -> Bool in
+            connection = try WireConnection.toDaemon(at: socket)
+            return connection != nil
         }
-        throw WireFailure(.failure, "the daemon did not start within 5 s; run `sortedvault daemon` in a terminal to see why")
+        switch outcome {
+        case .answering: return connection
+        case .spawnFailed: return nil
+        case .reported, .timedOut: throw WireFailure(.failure, outcome.failureText ?? "")
+        }
     }
 
     /// `VaultPaths.database`: `--data-dir`, else `$XDG_DATA_HOME` (absolute), else `$HOME/.local/share`,

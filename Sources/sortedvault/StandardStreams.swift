@@ -1,3 +1,4 @@
+import enum VaultAPI.WireLimits
 import VaultCrypto
 import VaultWireClient
 
@@ -8,30 +9,17 @@ import Glibc
 /// Standard input, output and error for the lean front, with the full CLI's messages: secrets go
 /// from descriptor to secure memory and back without a `String`.
 enum StandardStreams {
-    /// The largest secret (`Limits.maximumSecretBytes`).
-    static let maximumSecretBytes = 512 * 1024
 
-    /// All of standard input, as `SecretInput.readAll(fd: 0, …, what: "the secret")` reads it.
+    /// All of standard input (``DescriptorInput``), which must not be empty.
     static func readSecret() throws(WireFailure) -> SecureBytes {
-        var length = 0
-        var readError: Int32 = 0
-        let buffer = SecureBytes(count: maximumSecretBytes + 1) { out in
-            while length < out.count {
-                let n = read(0, out.baseAddress! + length, out.count - length)
-                if n < 0 && errno == EINTR { continue }
-                if n < 0 { readError = errno; return }
-                if n == 0 { break }
-                length += n
-            }
+        let secret: SecureBytes
+        do {
+            secret = try DescriptorInput.readAll(fd: 0, limit: WireLimits.secretBytes, what: "the secret")
+        } catch {
+            throw WireFailure(.usage, error.message)
         }
-        if readError != 0 {
-            throw WireFailure(.usage, "cannot read the secret: \(String(cString: strerror(readError)))")
-        }
-        guard length <= maximumSecretBytes else {
-            throw WireFailure(.usage, "the secret is over the limit of \(maximumSecretBytes) bytes; nothing was stored")
-        }
-        guard length > 0 else { throw WireFailure(.usage, SecretText.empty) }
-        return buffer.withUnsafeBytes { SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<length])) }
+        guard secret.count > 0 else { throw WireFailure(.usage, SecretText.empty) }
+        return secret
     }
 
     /// Writes a secret's exact bytes to standard output straight from secure memory.
