@@ -4,8 +4,8 @@ import Synchronization
 /// Guarded, mlocked memory for ``SecureBytes``, with a small pool per size class. A block that
 /// cannot be locked (`RLIMIT_MEMLOCK` too low) is still used, and counted by ``SecureMemory``.
 ///
-/// `sodium_malloc` and `sodium_free` each cost an mmap, mprotects and an mlock or munlock: about
-/// 25 µs a pair here, several times per request. Released blocks of up to 4 KiB are zeroed and kept
+/// `sodium_malloc` and `sodium_free` each cost an mmap, mprotects and an mlock or munlock, several
+/// times per request: system calls that dwarf the work they guard. Released blocks of up to 4 KiB are zeroed and kept
 /// for reuse instead, so they stay guarded and locked in memory, and no secret survives a release.
 /// Larger blocks, and blocks beyond the pool's bound, go back to libsodium.
 enum SecureAllocator {

@@ -13,7 +13,7 @@ import Glibc
 ///   sortedvault-bench writers VAULT_SOCKET CLIENTS PER_CLIENT
 ///
 /// With `BENCH_RESULTS=FILE` each mode also appends its figures to FILE as `key value` lines, for
-/// the summary of issue 11's targets that `scripts/bench` prints at the end.
+/// the summary against Benchmarks/targets.toml that `scripts/bench` prints at the end.
 @main
 struct Bench {
     static func main() throws {

@@ -22,7 +22,7 @@ func runClients(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
 }
 
 /// Appends `key value` lines to the file `BENCH_RESULTS` names, for `scripts/bench`'s summary of
-/// issue 11's targets; does nothing when it is unset.
+/// the targets; does nothing when it is unset.
 func recordResult(_ key: String, _ value: Double) {
     guard let path = ProcessInfo.processInfo.environment["BENCH_RESULTS"],
           let handle = FileHandle(forWritingAtPath: path) ?? {
