@@ -6,10 +6,10 @@ import ServiceLifecycle
 ///
 /// glibc keeps memory freed by a burst (a `List` of 10,000 items, 64 concurrent stores) in its
 /// arenas, and trims only the top of each heap by itself; `malloc_trim(0)` also releases the free
-/// pages inside them. Measured on the release daemon with 10,000 items: anonymous memory 15.7 MiB
-/// after the `List`, 12.8 MiB after a trim (docs/speed.md, "Daemon memory"). The service sleeps
-/// until a request arrives (``ActivityClock`` signals it), then until `quiet` has passed since the
-/// last request on the daemon's injected clock, and trims once: no timer runs while the daemon is idle.
+/// pages inside them, so a burst does not leave the daemon's resident memory raised for good
+/// (`./scripts/bench` measures it: docs/speed.md). The service sleeps until a request arrives
+/// (``ActivityClock`` signals it), then until `quiet` has passed since the last request on the
+/// daemon's injected clock, and trims once: no timer runs while the daemon is idle.
 struct MemoryTrim: Service {
     let activity: ActivityClock
     var quiet: Duration = .seconds(2)
@@ -21,10 +21,8 @@ struct MemoryTrim: Service {
     /// daemon mapped; a page used again is mapped again, by a minor fault from the page cache.
     /// Called once start-up is over (``DaemonParts``): what only start-up ran (argument parsing,
     /// policy and database set-up, resuming the stored logins, the runtime's first conformance
-    /// scans) then no longer counts in the daemon's resident memory; measured, a fresh daemon after
-    /// its first call went from 33–34 to about 21 MiB (docs/speed.md, "Memory: code pages and page caches"). Not after
-    /// every quiet spell as the heap trim is: the first call after each would map its code again,
-    /// measured 0.3 ms slower.
+    /// scans) then no longer counts in the daemon's resident memory. Only once, not after every
+    /// quiet spell as the heap trim is: the first call after each would fault its code in again.
     @discardableResult
     static func releaseCodePages() -> Int {
         Int(sortedvault_release_code_pages())
