@@ -137,8 +137,8 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
         context.read()
     }
 
-    /// Starts the next buffered call. Calls the interface answers on the loop (``VarlinkInterface/handleOnLoop(_:context:)``)
-    /// are answered here, one after the other, until one needs a task or the buffer holds no whole frame.
+    /// Starts the next buffered call. Calls the interface answers now are answered here, one after
+    /// the other, until one needs a task or the buffer holds no whole frame.
     private func startNextCall() {
         while let context, let sink, !isBusy, !isClosed, context.channel.isWritable {
             let maxDepth = configuration.maxDepth
@@ -154,9 +154,16 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
                     refuseAndClose(.executableChanged, context: context)
                     return
                 }
-                if answerOnLoop(call, context: context, sink: sink) { continue }
-                start(call, context: context, sink: sink)
-                return
+                let callContext = VarlinkCallContext(peer: peer, sink: sink, more: call.more, oneway: call.oneway)
+                switch dispatcher.dispatch(call, context: callContext) {
+                case .now(let result):
+                    lastCallOnLoop = .now()
+                    write(result, of: call, context: context)
+                    continue
+                case .later(let work):
+                    start(call, work, context: context)
+                    return
+                }
             case .frame(.failure(let error)):
                 refuseAndClose(error, context: context)
                 return
@@ -176,15 +183,6 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
             }
         }
         updateIdleTimer()
-    }
-
-    /// The fast path: true when the interface answered `call` here, on the loop, and the reply is written.
-    private func answerOnLoop(_ call: VarlinkCall, context: ChannelHandlerContext, sink: ReplySink) -> Bool {
-        let callContext = VarlinkCallContext(peer: peer, sink: sink, more: call.more, oneway: call.oneway)
-        guard let result = dispatcher.dispatchOnLoop(call, context: callContext) else { return false }
-        lastCallOnLoop = .now()
-        write(result, of: call, context: context)
-        return true
     }
 
     /// Answers a broken or oversized message (or a call from a changed executable), after the
@@ -209,19 +207,18 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    private func start(_ call: VarlinkCall, context: ChannelHandlerContext, sink: ReplySink) {
+    private func start(_ call: VarlinkCall, _ work: @escaping @Sendable () async -> Result<VarlinkReply, VarlinkError>,
+                       context: ChannelHandlerContext) {
         isBusy = true
         updateIdleTimer()
         dispatcher.logger.debug("Call", metadata: [
             "method": .string(call.method), "uid": "\(peer.uid)", "pid": "\(peer.pid)",
         ])
-        let callContext = VarlinkCallContext(peer: peer, sink: sink, more: call.more, oneway: call.oneway)
-        let dispatcher = self.dispatcher
         let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
         let executor = self.taskExecutor(for: eventLoop)
         handlerTask = Task(executorPreference: executor) {
-            let result = await dispatcher.dispatch(call, context: callContext)
+            let result = await work()
             eventLoop.execute {
                 loopBoundSelf.value.finish(call, result)
             }
