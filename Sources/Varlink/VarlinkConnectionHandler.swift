@@ -1,70 +1,77 @@
 import Logging
 import NIOCore
 
-/// Serves one connection: splits frames, handles calls one at a time in order, writes replies,
-/// and applies backpressure and the idle timeout.
+/// Serves one connection: answers its calls one at a time, in order, and writes the replies.
 ///
-/// Reading is manual (`autoRead` off) and bounded by bytes, not by messages: the handler reads
-/// only while no complete frame waits in its buffer and the partial frame there is within
-/// `maxFrameBytes`, and only while the channel is writable. A frame is parsed only when its call
-/// starts, so a client that pipelines, or sends a frame that never ends, costs at most one frame
-/// of buffer plus the call being handled; the rest stays in its own socket buffers.
+/// The pipeline before it does the rest with NIO's pieces: a `ByteToMessageHandler` with
+/// ``VarlinkFrameDecoder`` splits the frames, and an `IdleStateHandler` reports a connection on
+/// which no call came in and no reply went out for the idle timeout.
+///
+/// Reading is manual (`autoRead` off) and bounded by bytes, not by messages: the handler asks for
+/// more only while no frame waits for its turn, and only while the channel is writable. A frame is
+/// parsed only when its call starts, so a client that pipelines, or sends a frame that never ends,
+/// costs at most one read of frames plus one frame in the decoder; the rest stays in its own
+/// socket buffers.
 ///
 /// A client that sends its requests and then shuts down its writing side (`shutdown(SHUT_WR)`,
 /// `socat`, `printf … | nc -U`) gets an answer to every complete request before the close.
 /// Every method runs on the channel's event loop.
 final class VarlinkConnectionHandler: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
+    typealias InboundIn = VarlinkFrameDecoder.InboundOut
     typealias OutboundOut = ByteBuffer
 
     private let dispatcher: VarlinkDispatcher
-    private let configuration: VarlinkServerConfiguration
+    private let maxDepth: Int
     private let peer: PeerCredentials
     private let executableRecheck: ExecutableRecheck
     private let liveToken: LiveHandlerCount.Token
-    private var frames: FrameBuffer
     private var sink: ReplySink?
-    private var context: ChannelHandlerContext?
+    private var executor: EventLoopTaskExecutor?
+    /// Frames (or the error that ends the connection) waiting for their turn.
+    private var pending = CircularBuffer<VarlinkFrameDecoder.InboundOut>()
+    /// The call being answered in a task; the next waits for it.
     private var handlerTask: Task<Void, Never>?
-    private var isBusy = false
-    /// A frame too large to buffer: answered with this error after the calls before it, then closed.
-    private var oversized: VarlinkError?
-    /// The client shut down its writing side: answer what is buffered, then close.
+    /// The client shut down its writing side: answer what is decoded, then close.
     private var inputClosed = false
-    private var isClosed = false
-    private var idleTimer: Scheduled<Void>?
-    /// When the last call answered on the loop came in: such a call never makes the connection busy,
-    /// so the idle timer checks this before it closes.
-    private var lastCallOnLoop: NIODeadline?
+    /// Closing or closed: nothing more is read, answered or written.
+    private var isClosing = false
     /// The last reply written, so that a close waits for it to reach the socket.
     private var lastWrite: EventLoopFuture<Void>?
 
-    init(dispatcher: VarlinkDispatcher, configuration: VarlinkServerConfiguration, peer: PeerCredentials,
-         allocator: ByteBufferAllocator, liveToken: LiveHandlerCount.Token) {
+    init(dispatcher: VarlinkDispatcher, maxDepth: Int, peer: PeerCredentials, liveToken: LiveHandlerCount.Token) {
         self.dispatcher = dispatcher
+        self.maxDepth = maxDepth
         self.liveToken = liveToken
-        self.configuration = configuration
         self.peer = peer
         self.executableRecheck = ExecutableRecheck(peer)
-        self.frames = FrameBuffer(allocator: allocator)
+    }
+
+    /// The handlers of a connection, in pipeline order.
+    static func pipeline(dispatcher: VarlinkDispatcher, configuration: VarlinkServerConfiguration, peer: PeerCredentials,
+                         allocator: ByteBufferAllocator, liveToken: LiveHandlerCount.Token) -> [any ChannelHandler] {
+        [
+            ByteToMessageHandler(VarlinkFrameDecoder(maxFrameBytes: configuration.maxFrameBytes, allocator: allocator)),
+            // After the decoder: only whole calls count as activity, not a frame sent a byte at a time.
+            IdleStateHandler(allTimeout: TimeAmount(configuration.idleTimeout)),
+            VarlinkConnectionHandler(dispatcher: dispatcher, maxDepth: configuration.maxDepth, peer: peer, liveToken: liveToken),
+        ]
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        self.context = context
-        self.sink = ReplySink(channel: context.channel)
+        sink = ReplySink(channel: context.channel)
+        // One executor per connection: handler tasks prefer the connection's own loop.
+        executor = EventLoopTaskExecutor(context.eventLoop)
     }
 
-    /// The channel closed (NIO removes every handler then): drop the context. The context holds this
-    /// handler, so while the handler held its context neither was ever freed, nor the pipeline and
-    /// channel behind them: about 4.6 KiB per connection, for the daemon's lifetime.
+    /// The channel closed (NIO removes every handler then): nothing the handler holds may keep the
+    /// channel alive.
     func handlerRemoved(context: ChannelHandlerContext) {
         stopServing()
-        self.context = nil
         sink = nil
+        executor = nil
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        updateIdleTimer()
         context.read()
         context.fireChannelActive()
     }
@@ -74,45 +81,50 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
         context.fireChannelInactive()
     }
 
-    /// The connection is gone: no more replies, the call in progress cancelled, the buffer wiped.
+    /// The connection is gone: no more replies, the call in progress cancelled, the waiting frames
+    /// zeroed and dropped.
     private func stopServing() {
-        isClosed = true
+        isClosing = true
         sink?.markClosed()
         handlerTask?.cancel()
-        idleTimer?.cancel()
-        idleTimer = nil
-        frames.wipe()
+        dropPending()
+    }
+
+    private func dropPending() {
+        while let next = pending.popFirst() {
+            if case .success(let frame) = next { frame.wipeStorage() }
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var incoming = unwrapInboundIn(data)
-        guard oversized == nil, !isClosed else {
-            incoming.withUnsafeMutableReadableBytes { bytes in
-                for index in bytes.indices { bytes[index] = 0 }
-            }
-            return
-        }
-        frames.append(&incoming)
-        checkFrameSize()
-        startNextCall()
+        guard !isClosing else { return }
+        pending.append(unwrapInboundIn(data))
+        serveNext(context: context)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        readIfReady()
+        readIfReady(context: context)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let event = event as? ChannelEvent, case .inputClosed = event {
+        switch event {
+        case let event as ChannelEvent where event == .inputClosed:
             inputClosed = true
-            startNextCall()
+            serveNext(context: context)
+        case let event as IdleStateHandler.IdleStateEvent where event == .all:
+            // A call in progress is not idle, unless its client stopped reading its replies.
+            if handlerTask == nil || !context.channel.isWritable {
+                dispatcher.logger.debug("Closing idle connection", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+                context.close(promise: nil)
+            }
+        default:
+            break
         }
         context.fireUserInboundEventTriggered(event)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        updateIdleTimer()
-        startNextCall()
-        readIfReady()
+        serveNext(context: context)
         context.fireChannelWritabilityChanged()
     }
 
@@ -122,69 +134,40 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
 
     // MARK: - The pipeline of calls
 
-    /// A partial frame already over the limit can never become a valid message: drop its bytes at
-    /// once (they are not kept while earlier calls finish) and remember to answer it.
-    private func checkFrameSize() {
-        guard oversized == nil, !frames.hasCompleteFrame, frames.bufferedBytes > configuration.maxFrameBytes else { return }
-        oversized = .frameTooLarge(limit: configuration.maxFrameBytes)
-        frames.wipe()
-    }
-
-    private func readIfReady() {
-        guard let context, oversized == nil, !inputClosed, !isClosed, context.channel.isWritable,
-              !frames.hasCompleteFrame, frames.bufferedBytes <= configuration.maxFrameBytes
-        else { return }
-        context.read()
-    }
-
-    /// Starts the next buffered call. Calls the interface answers on the loop (``VarlinkInterface/handleOnLoop(_:context:)``)
-    /// are answered here, one after the other, until one needs a task or the buffer holds no whole frame.
-    private func startNextCall() {
-        while let context, let sink, !isBusy, !isClosed, context.channel.isWritable {
-            let maxDepth = configuration.maxDepth
-            let secrets = dispatcher.secretParameters
-            let next = frames.nextFrame(maxBytes: configuration.maxFrameBytes) { frame in
-                VarlinkMessage.decodeCall(frame, maxDepth: maxDepth, secrets: secrets)
+    /// Answers the waiting calls one after the other, until one needs a task, the channel stops
+    /// being writable, or none is left; then reads on, or closes after a half-close.
+    private func serveNext(context: ChannelHandlerContext) {
+        while handlerTask == nil, !isClosing, context.channel.isWritable, let next = pending.popFirst() {
+            let call: VarlinkCall
+            switch next.flatMap(parse) {
+            case .success(let parsed): call = parsed
+            case .failure(let error): return refuseAndClose(error, context: context)
             }
-            switch next {
-            case .frame(.success(let call)):
-                // Access rules name executables: a connection kept across an exec, or an executable
-                // deleted or replaced since accept, is judged on a file that no longer runs.
-                guard executableRecheck.isUnchanged() else {
-                    refuseAndClose(.executableChanged, context: context)
-                    return
-                }
-                if answerOnLoop(call, context: context, sink: sink) { continue }
-                start(call, context: context, sink: sink)
-                return
-            case .frame(.failure(let error)):
-                refuseAndClose(error, context: context)
-                return
-            case .tooLarge:
-                refuseAndClose(.frameTooLarge(limit: configuration.maxFrameBytes), context: context)
-                return
-            case .needMore:
-                if let oversized {
-                    refuseAndClose(oversized, context: context)
-                } else if inputClosed {
-                    closeAfterWrites(context: context)
-                } else {
-                    updateIdleTimer()
-                    readIfReady()
-                }
-                return
+            // Access rules name executables: a connection kept across an exec, or an executable
+            // deleted or replaced since accept, is judged on a file that no longer runs.
+            guard executableRecheck.isUnchanged() else { return refuseAndClose(.executableChanged, context: context) }
+            let callContext = VarlinkCallContext(peer: peer, sink: sink!, more: call.more, oneway: call.oneway)
+            switch dispatcher.dispatch(call, context: callContext) {
+            case .now(let result): write(result, of: call, context: context)
+            case .later(let work): start(call, work, context: context)
             }
         }
-        updateIdleTimer()
+        if inputClosed, pending.isEmpty, handlerTask == nil, !isClosing {
+            closeAfterWrites(context: context)
+        }
+        readIfReady(context: context)
     }
 
-    /// The fast path: true when the interface answered `call` here, on the loop, and the reply is written.
-    private func answerOnLoop(_ call: VarlinkCall, context: ChannelHandlerContext, sink: ReplySink) -> Bool {
-        let callContext = VarlinkCallContext(peer: peer, sink: sink, more: call.more, oneway: call.oneway)
-        guard let result = dispatcher.dispatchOnLoop(call, context: callContext) else { return false }
-        lastCallOnLoop = .now()
-        write(result, of: call, context: context)
-        return true
+    /// Parses a frame where it lies (secret parameters go from there straight into the interface's
+    /// secure memory), then zeroes it.
+    private func parse(_ frame: ByteBuffer) -> Result<VarlinkCall, VarlinkError> {
+        defer { frame.wipeStorage() }
+        return frame.withUnsafeReadableBytes { VarlinkMessage.decodeCall($0, maxDepth: maxDepth, secrets: dispatcher.secretParameters) }
+    }
+
+    private func readIfReady(context: ChannelHandlerContext) {
+        guard pending.isEmpty, !inputClosed, !isClosing, context.channel.isWritable else { return }
+        context.read()
     }
 
     /// Answers a broken or oversized message (or a call from a changed executable), after the
@@ -193,14 +176,14 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
         dispatcher.logger.info("Closing connection after an error", metadata: [
             "uid": "\(peer.uid)", "pid": "\(peer.pid)", "error": .string(error.name),
         ])
-        frames.wipe()
+        dropPending()
         lastWrite = context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: VarlinkMessage.encodeError(error))))
         closeAfterWrites(context: context)
     }
 
     /// Closes once the replies already written have reached the socket (a plain close would drop them).
     private func closeAfterWrites(context: ChannelHandlerContext) {
-        isClosed = true
+        isClosing = true
         let channel = context.channel
         if let lastWrite {
             lastWrite.whenComplete { _ in channel.close(promise: nil) }
@@ -209,41 +192,26 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    private func start(_ call: VarlinkCall, context: ChannelHandlerContext, sink: ReplySink) {
-        isBusy = true
-        updateIdleTimer()
+    private func start(_ call: VarlinkCall, _ work: @escaping @Sendable () async -> Result<VarlinkReply, VarlinkError>,
+                       context: ChannelHandlerContext) {
         dispatcher.logger.debug("Call", metadata: [
             "method": .string(call.method), "uid": "\(peer.uid)", "pid": "\(peer.pid)",
         ])
-        let callContext = VarlinkCallContext(peer: peer, sink: sink, more: call.more, oneway: call.oneway)
-        let dispatcher = self.dispatcher
-        let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let loopBound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
-        let executor = self.taskExecutor(for: eventLoop)
         handlerTask = Task(executorPreference: executor) {
-            let result = await dispatcher.dispatch(call, context: callContext)
+            let result = await work()
             eventLoop.execute {
-                loopBoundSelf.value.finish(call, result)
+                loopBound.value.handler.finish(call, result, context: loopBound.value.context)
             }
         }
     }
 
-    private var cachedExecutor: EventLoopTaskExecutor?
-
-    /// One executor per connection, made on first use.
-    private func taskExecutor(for eventLoop: any EventLoop) -> EventLoopTaskExecutor {
-        if let cachedExecutor { return cachedExecutor }
-        let executor = EventLoopTaskExecutor(eventLoop)
-        cachedExecutor = executor
-        return executor
-    }
-
-    private func finish(_ call: VarlinkCall, _ result: Result<VarlinkReply, VarlinkError>) {
-        isBusy = false
+    private func finish(_ call: VarlinkCall, _ result: Result<VarlinkReply, VarlinkError>, context: ChannelHandlerContext) {
         handlerTask = nil
-        guard let context, !isClosed else { return }
+        guard !isClosing else { return }
         write(result, of: call, context: context)
-        startNextCall()
+        serveNext(context: context)
     }
 
     private func write(_ result: Result<VarlinkReply, VarlinkError>, of call: VarlinkCall, context: ChannelHandlerContext) {
@@ -257,43 +225,6 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
             lastWrite = write
         case .failure(let error):
             lastWrite = context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: VarlinkMessage.encodeError(error))))
-        }
-    }
-
-    // MARK: - Idle timeout
-
-    /// Runs the idle timer while no call is being handled, or while the client is not reading
-    /// (a stalled stream counts as idle).
-    private func updateIdleTimer() {
-        guard let context, !isClosed else { return }
-        let shouldRun = !isBusy || !context.channel.isWritable
-        if shouldRun, idleTimer == nil {
-            let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
-            let timeout = TimeAmount(configuration.idleTimeout)
-            idleTimer = context.eventLoop.scheduleTask(in: timeout) {
-                loopBoundSelf.value.idleTimerFired()
-            }
-        } else if !shouldRun, let timer = idleTimer {
-            timer.cancel()
-            idleTimer = nil
-        }
-    }
-
-    private func idleTimerFired() {
-        idleTimer = nil
-        guard let context, !isClosed else { return }
-        if let lastCallOnLoop, case let idleUntil = lastCallOnLoop + TimeAmount(configuration.idleTimeout), idleUntil > .now() {
-            let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
-            idleTimer = context.eventLoop.scheduleTask(deadline: idleUntil) {
-                loopBoundSelf.value.idleTimerFired()
-            }
-            return
-        }
-        if !isBusy || !context.channel.isWritable {
-            dispatcher.logger.debug("Closing idle connection", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
-            context.close(promise: nil)
-        } else {
-            updateIdleTimer()
         }
     }
 }

@@ -27,30 +27,36 @@ struct VarlinkDispatcher: Sendable {
         self.secretParameters = Self.merged(table.values.compactMap { $0.secretParameters })
     }
 
-    /// Handles one call; never throws, so that every call gets exactly one final answer.
-    func dispatch(_ call: VarlinkCall, context: VarlinkCallContext) async -> Result<VarlinkReply, VarlinkError> {
+    /// How `call` is answered: now (a reply or an error), or by a task whose result is the reply or
+    /// an error. Never throws, so that every call gets exactly one final answer.
+    func dispatch(_ call: VarlinkCall, context: VarlinkCallContext) -> Answer {
         let interface: any VarlinkInterface
         switch route(call) {
         case .success(let found): interface = found
-        case .failure(let error): return .failure(error)
+        case .failure(let error): return .now(.failure(error))
         }
         do {
-            return .success(try await interface.handle(call, context: context))
+            switch try interface.handle(call, context: context) {
+            case .reply(let reply):
+                return .now(.success(reply))
+            case .task(let work):
+                return .later {
+                    do {
+                        return .success(try await work())
+                    } catch {
+                        return failure(error, of: call, context: context)
+                    }
+                }
+            }
         } catch {
-            return failure(error, of: call, context: context)
+            return .now(failure(error, of: call, context: context))
         }
     }
 
-    /// The fast path (``VarlinkInterface/handleOnLoop(_:context:)``): the answer, or nil when the call
-    /// is to go through ``dispatch(_:context:)``. Unknown interfaces and methods, and `more` calls,
-    /// always go there.
-    func dispatchOnLoop(_ call: VarlinkCall, context: VarlinkCallContext) -> Result<VarlinkReply, VarlinkError>? {
-        guard !call.more, case .success(let interface) = route(call) else { return nil }
-        do {
-            return try interface.handleOnLoop(call, context: context).map { .success($0) }
-        } catch {
-            return failure(error, of: call, context: context)
-        }
+    /// A dispatched call's final answer, or the task that makes it.
+    enum Answer {
+        case now(Result<VarlinkReply, VarlinkError>)
+        case later(@Sendable () async -> Result<VarlinkReply, VarlinkError>)
     }
 
     private func route(_ call: VarlinkCall) -> Result<any VarlinkInterface, VarlinkError> {

@@ -4,9 +4,12 @@
 /// struct Vault: VarlinkInterface {
 ///     let name = "org.sortedvault.vault"
 ///     let interfaceDescription = vaultIDL
-///     func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
+///     func handle(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkAnswer {
 ///         switch call.member {
-///         case "Retrieve": return ["token": .string(try retrieve(call.string("service")))]
+///         case "Peek": return ["token": .string(try cached(call.string("service")))]
+///         case "Fetch":
+///             let service = try call.string("service")
+///             return .task { ["token": .string(try await fetch(service))] }
 ///         default: throw VarlinkError.methodNotFound(call.method)
 ///         }
 ///     }
@@ -24,29 +27,62 @@ public protocol VarlinkInterface: Sendable {
     /// hands their raw bytes to ``VarlinkSecretParameters/decode`` while it parses the frame, and
     /// the handler finds the result in ``VarlinkCall/secrets``. Nil (the default): none.
     var secretParameters: VarlinkSecretParameters? { get }
-    /// Returns the final reply: a dictionary literal of parameters, or ``VarlinkReply/encoded(_:)``
-    /// bytes (for replies that carry secrets). For a `more` call, send earlier replies with
-    /// `try await context.reply(params)` (continues: true) first. Throw ``VarlinkError`` for
-    /// error replies; any other thrown error becomes a generic
+    /// Answers `call`: ``VarlinkAnswer/reply(_:)`` when the answer is known now, or
+    /// ``VarlinkAnswer/task(_:)`` with the work that must wait. Throw ``VarlinkError`` (here or
+    /// from the task) for error replies; any other thrown error becomes a generic
     /// ``VarlinkError/internalError`` reply with no detail from the error text.
     ///
-    /// A connection's calls are handled one at a time, in order. For a `oneway` call the
-    /// returned parameters are discarded. `upgrade` is passed through but not implemented: the
-    /// connection stays in varlink after the reply.
+    /// It runs on the connection's event loop, and every connection of that loop waits while it
+    /// runs: answer now only what needs no waiting (a lock taken for microseconds, a prepared
+    /// point read, a secretbox open). A write and its fsync, a key derivation, a keyring or network
+    /// call, and every `more` call belong in the task.
     ///
-    /// Handlers run on Swift's cooperative thread pool, which has one thread per core: do not
-    /// block in them (long synchronous I/O, sleeping, waiting on a semaphore). Move such work to
-    /// a thread of its own, or every connection stalls.
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply
+    /// A connection's calls are answered one at a time, in order. For a `oneway` call the reply is
+    /// discarded. `upgrade` is passed through but not implemented: the connection stays in varlink
+    /// after the reply.
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkAnswer
+}
 
-    /// The fast path: answers `call` on the connection's event loop, without a task, or returns nil
-    /// to have ``handle(_:context:)`` answer it as usual. Errors are replied as from `handle`.
+/// How an interface answers a call: now, on the event loop, or by a task the server runs.
+///
+/// ```swift
+/// return ["count": .int(3)]                                   // a dictionary literal is a reply now
+/// return .task { try await context.reply(["n": 1]); return ["n": 2] }   // a `more` call
+/// ```
+public enum VarlinkAnswer: Sendable, ExpressibleByDictionaryLiteral {
+    /// The final reply, known now.
+    case reply(VarlinkReply)
+    /// Work that must wait: the server runs it in a task and writes its reply, in the order of the
+    /// connection's calls. For a `more` call, send earlier replies with
+    /// `try await context.reply(params)` (continues: true) first.
     ///
-    /// Answer here only what needs no waiting: a lock taken for microseconds and a read that takes
-    /// microseconds (a prepared SQLite point read, a secretbox open). Never a write and its fsync, a key
-    /// derivation, a keyring or network call, or a `more` call: every connection of this loop waits
-    /// while it runs. The default answers nothing here.
-    func handleOnLoop(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply?
+    /// Tasks run on Swift's cooperative thread pool, which has one thread per core: do not block in
+    /// them (long synchronous I/O, sleeping, waiting on a semaphore).
+    case task(@Sendable () async throws -> VarlinkReply)
+
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self = .reply(.parameters(Dictionary(elements, uniquingKeysWith: { _, last in last })))
+    }
+
+    /// Runs `body` and passes every error it throws, now or later from its task, through
+    /// `transform`: an interface's own error mapping, written once for both.
+    public static func mappingErrors(_ transform: @escaping @Sendable (any Error) -> any Error,
+                                     _ body: () throws -> VarlinkAnswer) throws -> VarlinkAnswer {
+        let answer: VarlinkAnswer
+        do {
+            answer = try body()
+        } catch {
+            throw transform(error)
+        }
+        guard case .task(let work) = answer else { return answer }
+        return .task {
+            do {
+                return try await work()
+            } catch {
+                throw transform(error)
+            }
+        }
+    }
 }
 
 /// Which parameters of an interface's calls are secrets, and what they become.
@@ -76,7 +112,6 @@ public struct VarlinkSecretParameters: Sendable {
 
 extension VarlinkInterface {
     public var secretParameters: VarlinkSecretParameters? { nil }
-    public func handleOnLoop(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply? { nil }
 }
 
 extension VarlinkInterface {

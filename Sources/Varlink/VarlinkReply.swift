@@ -14,8 +14,7 @@ import Musl
 /// return .encoded(VarlinkWire.encodeParameters(reply))       // bytes of the parameters object
 /// ```
 ///
-/// Both ``VarlinkInterface/handle(_:context:)`` and a handler answered on the event loop return
-/// this type. Encoded parameters are treated as secret: the server copies them into the reply
+/// A ``VarlinkAnswer`` carries it, answered now or by a task. Encoded parameters are treated as secret: the server copies them into the reply
 /// buffer and zeroes that buffer once the write has completed (see ``encoded(_:)``).
 public struct VarlinkReply: Sendable, ExpressibleByDictionaryLiteral {
     enum Body: Sendable {
@@ -76,7 +75,7 @@ public protocol VarlinkEncodedParameters: Sendable {
 
 extension ByteBuffer {
     /// Zeroes the buffer's readable bytes in its storage, shared or not (no copy-on-write): for a
-    /// reply buffer holding a secret, once the channel is done with it.
+    /// reply buffer holding a secret once the channel is done with it, and for a frame once parsed.
     func wipeStorage() {
         withUnsafeReadableBytes { bytes in
             if let base = bytes.baseAddress { explicit_bzero(UnsafeMutableRawPointer(mutating: base), bytes.count) }

@@ -157,6 +157,8 @@ public final class VarlinkServer: Sendable {
             .childChannelOption(ChannelOptions.autoRead, value: false)
             // A client may send its requests and shut down its writing side; it still gets its replies.
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+            // Frames carry secrets: every buffer of a connection is zeroed before its memory is released.
+            .childChannelOption(ChannelOptions.allocator, value: .zeroing)
             .childChannelInitializer { [self] channel in
                 self.initializeConnection(channel)
             }
@@ -174,10 +176,10 @@ public final class VarlinkServer: Sendable {
                 self.logger.notice("Refusing a process whose executable was deleted", metadata: [
                     "uid": "\(peer.uid)", "pid": "\(peer.pid)", "exe": "\(peer.executable ?? "?")",
                 ])
-                return self.addHandler(ConnectionRefusalHandler(reason: .executableChanged), to: channel)
+                return self.addHandlers([ConnectionRefusalHandler(reason: .executableChanged)], to: channel)
             }
             guard self.configuration.admit(peer) else {
-                return self.addHandler(ConnectionRefusalHandler(reason: .permissionDenied), to: channel)
+                return self.addHandlers([ConnectionRefusalHandler(reason: .permissionDenied)], to: channel)
             }
             if self.count(channel, from: peer) == nil {
                 return self.serve(channel, peer: peer)
@@ -190,7 +192,7 @@ public final class VarlinkServer: Sendable {
                         "limit": .string(refusal.rawValue), "uid": "\(peer.uid)", "pid": "\(peer.pid)",
                         "exe": "\(peer.executable ?? "?")",
                     ])
-                    return self.addHandler(ConnectionRefusalHandler(), to: channel)
+                    return self.addHandlers([ConnectionRefusalHandler()], to: channel)
                 }
                 return self.serve(channel, peer: peer)
             }
@@ -218,15 +220,15 @@ public final class VarlinkServer: Sendable {
                 }
             }
         }
-        return addHandler(VarlinkConnectionHandler(
+        return addHandlers(VarlinkConnectionHandler.pipeline(
             dispatcher: dispatcher, configuration: configuration, peer: peer, allocator: channel.allocator,
             liveToken: liveHandlers.token()), to: channel)
     }
 
-    /// Adds `handler` to the pipeline; call on the channel's event loop.
-    private func addHandler(_ handler: any ChannelHandler, to channel: any Channel) -> EventLoopFuture<Void> {
+    /// Adds `handlers` to the pipeline; call on the channel's event loop.
+    private func addHandlers(_ handlers: [any ChannelHandler], to channel: any Channel) -> EventLoopFuture<Void> {
         do {
-            try channel.pipeline.syncOperations.addHandler(handler)
+            try channel.pipeline.syncOperations.addHandlers(handlers)
             return channel.eventLoop.makeSucceededVoidFuture()
         } catch {
             return channel.eventLoop.makeFailedFuture(error)

@@ -8,7 +8,7 @@ struct VarlinkServiceInterface: VarlinkInterface {
     var name: String { "org.varlink.service" }
     var interfaceDescription: String { Self.description }
 
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkAnswer {
         switch call.member {
         case "GetInfo":
             return [

@@ -32,51 +32,52 @@ final class SessionService: VarlinkInterface {
     /// The client secret and API key of Save, diverted from the frame into secure memory.
     var secretParameters: VarlinkSecretParameters? { .decoding(SessionInterface.callSecrets) }
 
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
+    /// One body per method. AutoLogin of a login whose access token is still valid answers now
+    /// (``SessionManager/autoLoginNow(_:)``); everything else, and an AutoLogin that must refresh,
+    /// is a task.
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkAnswer {
         let peer = context.peer
         let parameters = WireParameters(call)
-        do {
+        let interface = name
+        return try .mappingErrors({ error in
+            switch error {
+            case let error as WireParameterError: return VarlinkError(error, interface: interface)
+            case let error as VaultError: return SessionWireError.encode(error, key: try? VaultInterface.ItemName(from: parameters).key())
+            default: return error
+            }
+        }) {
             switch call.member {
-            case "Save": return try await save(.init(from: parameters), peer: peer)
+            case "Save":
+                let request = try SessionInterface.Save.Request(from: parameters)
+                return .task { try await self.save(request, peer: peer) }
             case "AutoLogin":
                 let key = try authorized(.init(from: parameters), peer, "session.autologin")
-                return .typed(SessionInterface.LoginOutcome(try await sessions.autoLogin(key)))
+                if let result = sessions.autoLoginNow(key) { return .reply(.typed(SessionInterface.LoginOutcome(result))) }
+                return .task { .typed(SessionInterface.LoginOutcome(try await self.sessions.autoLogin(key))) }
             case "Refresh":
                 let key = try authorized(.init(from: parameters), peer, "session.refresh")
-                return .typed(SessionInterface.LoginOutcome(try await sessions.refresh(key)))
+                return .task { .typed(SessionInterface.LoginOutcome(try await self.sessions.refresh(key))) }
             case "Logout":
                 let key = try authorized(.init(from: parameters), peer, "session.logout")
-                let result = try await sessions.logout(key)
-                logger.info("logged out", metadata: ["uid": "\(peer.uid)", "revoked": "\(result.revoked)"])
-                return .typed(SessionInterface.Logout.Reply(wasLoggedIn: result.wasLoggedIn, revoked: result.revoked,
-                                                            revocationQueued: result.revocationQueued,
-                                                            providerCannotRevoke: result.providerCannotRevoke))
+                return .task {
+                    let result = try await self.sessions.logout(key)
+                    self.logger.info("logged out", metadata: ["uid": "\(peer.uid)", "revoked": "\(result.revoked)"])
+                    return .typed(SessionInterface.Logout.Reply(wasLoggedIn: result.wasLoggedIn, revoked: result.revoked,
+                                                                revocationQueued: result.revocationQueued,
+                                                                providerCannotRevoke: result.providerCannotRevoke))
+                }
             case "Status":
                 let key = try authorized(.init(from: parameters), peer, "session.status")
-                return .typed(SessionInterface.Status.Reply(session: .init(try await sessions.status(key))))
-            case "List": return try await list(.init(from: parameters), peer: peer)
-            case "Watch": return try await watch(.init(from: parameters), more: call.more, context: context)
+                return .task { .typed(SessionInterface.Status.Reply(session: .init(try await self.sessions.status(key)))) }
+            case "List":
+                let request = try SessionInterface.List.Request(from: parameters)
+                return .task { try await self.list(request, peer: peer) }
+            case "Watch":
+                let request = try SessionInterface.Watch.Request(from: parameters)
+                return .task { try await self.watch(request, more: call.more, context: context) }
             default: throw VarlinkError.methodNotFound(call.method)
             }
-        } catch let error as WireParameterError {
-            throw VarlinkError(error, interface: name)
-        } catch let error as VaultError {
-            throw SessionWireError.encode(error, key: try? VaultInterface.ItemName(from: parameters).key())
         }
-    }
-
-    /// The fast path: AutoLogin of a login whose access token is still valid, answered on the
-    /// connection's event loop (``SessionManager/autoLoginNow(_:)``); everything else goes to `handle`.
-    /// The policy is checked (and the decision recorded) only once the answer is known, as in `handle`.
-    func handleOnLoop(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply? {
-        guard call.member == "AutoLogin",
-              let name = try? SessionInterface.LoginName(from: WireParameters(call)), let key = try? name.key()
-        else { return nil }
-        let decision = access.decide(context.peer, "session.autologin", service: key.service)
-        guard decision.allowed, let result = sessions.autoLoginNow(key) else { return nil }
-        try access.enforce(decision, context.peer, "session.autologin", service: key.service, interface: self.name)
-        activity.touch()
-        return .typed(SessionInterface.LoginOutcome(result))
     }
 
     /// The call's login key, once the policy allows `operation` on its service.

@@ -18,7 +18,7 @@ final class VaultService: VarlinkInterface {
     let vault: EncryptedVault
     /// Where item calls go: the vault itself, or the desktop keyring behind the vault's lock.
     private let items: any TokenStore
-    /// The items are the vault's own rows, so the fast path (`handleOnLoop`) may answer.
+    /// The items are the vault's own rows, so the vault's immediate reads may answer item calls.
     let itemsAreInVault: Bool
     let access: AccessControl
     private let throttle: UnlockThrottle
@@ -61,26 +61,36 @@ final class VaultService: VarlinkInterface {
         return key
     }
 
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
+    /// One body per method. Retrieve, List and Status answer now from the vault's immediate reads
+    /// when those can (the vault itself holds the items, and the read needs no waiting); otherwise,
+    /// and for every other method, the answer is a task.
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkAnswer {
         let peer = context.peer
         let parameters = WireParameters(call)
-        do {
+        let interface = name
+        return try .mappingErrors({ error in
+            switch error {
+            case let error as WireParameterError: return VarlinkError(error, interface: interface)
+            case let error as VaultError: return VaultWireError.encode(error, key: try? VaultInterface.ItemName(from: parameters).key())
+            default: return error
+            }
+        }) {
             switch call.member {
-            case "Store": return try await store(.init(from: parameters), peer: peer)
-            case "Retrieve": return try await retrieve(.init(from: parameters), peer: peer)
-            case "Delete": return try await delete(.init(from: parameters), peer: peer)
-            case "List": return try await list(.init(from: parameters), peer: peer)
-            case "LogNames": return try await logNames(peer: peer)
-            case "Status": return try await status(peer: peer)
-            case "Unlock": return try await unlock(parameters, peer: peer)
-            case "Lock": return try await lock(peer: peer)
-            case "ChangePassphrase": return try await changePassphrase(parameters, peer: peer)
+            case "Store":
+                let request = try VaultInterface.Store.Request(from: parameters)
+                return .task { try await self.store(request, peer: peer) }
+            case "Retrieve": return try retrieve(.init(from: parameters), peer: peer)
+            case "Delete":
+                let request = try VaultInterface.ItemName(from: parameters)
+                return .task { try await self.delete(request, peer: peer) }
+            case "List": return try list(.init(from: parameters), peer: peer)
+            case "LogNames": return .task { try await self.logNames(peer: peer) }
+            case "Status": return try status(peer: peer)
+            case "Unlock": return .task { try await self.unlock(parameters, peer: peer) }
+            case "Lock": return .task { try await self.lock(peer: peer) }
+            case "ChangePassphrase": return .task { try await self.changePassphrase(parameters, peer: peer) }
             default: throw VarlinkError.methodNotFound(call.method)
             }
-        } catch let error as WireParameterError {
-            throw VarlinkError(error, interface: name)
-        } catch let error as VaultError {
-            throw VaultWireError.encode(error, key: try? VaultInterface.ItemName(from: parameters).key())
         }
     }
 
@@ -103,12 +113,15 @@ final class VaultService: VarlinkInterface {
         return [:]
     }
 
-    private func retrieve(_ request: VaultInterface.ItemName, peer: PeerCredentials) async throws -> VarlinkReply {
+    private func retrieve(_ request: VaultInterface.ItemName, peer: PeerCredentials) throws -> VarlinkAnswer {
         let key = try clientKey(request)
         try access.require(peer, "retrieve", service: key.service)
         activity.touch()
-        let item = try await items.retrieve(key)
-        return .typed(VaultInterface.Retrieve.Reply(secret: item.secret, item: .init(item.metadata)))
+        let reply = { @Sendable (item: RetrievedItem) -> VarlinkReply in
+            .typed(VaultInterface.Retrieve.Reply(secret: item.secret, item: .init(item.metadata)))
+        }
+        if itemsAreInVault, let item = try vault.retrieveNow(key) { return .reply(reply(item)) }
+        return .task { reply(try await self.items.retrieve(key)) }
     }
 
     private func delete(_ request: VaultInterface.ItemName, peer: PeerCredentials) async throws -> VarlinkReply {
@@ -119,15 +132,17 @@ final class VaultService: VarlinkInterface {
         return [:]
     }
 
-    private func list(_ request: VaultInterface.List.Request, peer: PeerCredentials) async throws -> VarlinkReply {
+    private func list(_ request: VaultInterface.List.Request, peer: PeerCredentials) throws -> VarlinkAnswer {
         let service = try request.service.map { try VaultInterface.ItemName.checked($0, parameter: "service") }
         try access.require(peer, "list", service: service)
         activity.touch()
         // Without a service filter, show only the services this caller may list.
-        let items = try await self.items.list(service: service).filter {
-            !$0.key.isReserved && access.allows(peer, "list", service: $0.service)
+        let reply = { @Sendable [access] (items: [ItemMetadata]) -> VarlinkReply in
+            let visible = items.filter { !$0.key.isReserved && access.allows(peer, "list", service: $0.service) }
+            return .typed(VaultInterface.List.Reply(items: visible.map(VaultInterface.Item.init)))
         }
-        return .typed(VaultInterface.List.Reply(items: items.map(VaultInterface.Item.init)))
+        if itemsAreInVault, let items = try vault.listNow(service: service) { return .reply(reply(items)) }
+        return .task { reply(try await self.items.list(service: service)) }
     }
 
     /// The pseudonyms the logs write for the services this caller may list, with their names:
@@ -155,18 +170,25 @@ final class VaultService: VarlinkInterface {
 
     // MARK: Vault state
 
-    private func status(peer: PeerCredentials) async throws -> VarlinkReply {
+    /// Status is not activity: it does not hold off the auto-lock. Unlocked, it answers now from the
+    /// immediate reads; while locked (the row count) or when those cannot answer, in a task.
+    private func status(peer: PeerCredentials) throws -> VarlinkAnswer {
         try access.require(peer, "status", service: nil)
-        let locked = await vault.isLocked
-        let keySources = try await vault.keySourceKinds()
-        let own: [ItemMetadata]?
-        do {
-            own = try await vault.list(service: nil)
-        } catch let error as VaultError where error.code == .locked {
-            own = nil
+        if !vault.isLockedNow, let keySources = try? vault.keySourceKindsNow(), let own = try? vault.listNow(service: nil) {
+            return .reply(.typed(statusReply(peer: peer, locked: false, keySources: keySources, own: own, rowsWhileLocked: 0)))
         }
-        let rows = own == nil ? try await vault.itemCount() : 0
-        return .typed(statusReply(peer: peer, locked: locked, keySources: keySources, own: own, rowsWhileLocked: rows))
+        return .task {
+            let locked = await self.vault.isLocked
+            let keySources = try await self.vault.keySourceKinds()
+            let own: [ItemMetadata]?
+            do {
+                own = try await self.vault.list(service: nil)
+            } catch let error as VaultError where error.code == .locked {
+                own = nil
+            }
+            let rows = own == nil ? try await self.vault.itemCount() : 0
+            return .typed(self.statusReply(peer: peer, locked: locked, keySources: keySources, own: own, rowsWhileLocked: rows))
+        }
     }
 
     /// The Status reply. With the vault's own items (`own`), the items `List` would show this caller

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import Varlink
 
-/// One connection's memory is bounded by bytes, not by messages: the server buffers at most one
-/// frame ahead and parses a frame only when its call starts.
+/// One connection's memory is bounded by bytes, not by messages: behind a call in progress, the
+/// server decodes at most what one read brought, and reads nothing more while a call waits.
 @Suite struct BufferBudgetTests {
     /// A frame of `size` bytes (NUL included) calling Echo with a long text.
     static func echoFrame(size: Int) -> [UInt8] {

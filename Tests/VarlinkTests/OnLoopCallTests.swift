@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import Varlink
 
-/// Calls an interface answers in `handleOnLoop`: answered on the connection's event loop without a
-/// task, in order with the calls that take the task path, and counted as activity by the idle timer.
+/// Calls an interface answers now (``VarlinkAnswer/reply(_:)``): answered on the connection's event
+/// loop without a task, in order with the calls that take the task path, and counted as activity by the idle timer.
 @Suite struct OnLoopCallTests {
     @Test func aCallAnsweredOnTheLoopRunsWithoutATask() async throws {
         let live = try await LiveServer()

@@ -52,17 +52,21 @@ struct TestInterface: VarlinkInterface {
         VarlinkSecretParameters(paths: ["secret"]) { _, raw in [UInt8](raw) }
     }
 
-    /// `Now` with a tag ≥ 0 is answered here, on the event loop; a negative tag, and every other
-    /// method, goes to `handle`. `inTask` tells where it ran; a tag of -1000 or less throws here.
-    func handleOnLoop(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkReply? {
-        guard call.member == "Now" else { return nil }
-        let tag = try call.int("tag")
-        if tag <= -1000 { throw VarlinkError.methodNotImplemented(call.method) }
-        guard tag >= 0 else { return nil }
-        return ["tag": .int(tag), "inTask": .bool(withUnsafeCurrentTask { $0 != nil })]
+    /// `Now` with a tag ≥ 0 is answered now, on the event loop; a negative tag, and every other
+    /// method, in a task. `inTask` tells where it ran; a tag of -1000 or less throws now.
+    func handle(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkAnswer {
+        switch call.member {
+        case "Now":
+            let tag = try call.int("tag")
+            if tag <= -1000 { throw VarlinkError.methodNotImplemented(call.method) }
+            guard tag < 0 else { return ["tag": .int(tag), "inTask": .bool(withUnsafeCurrentTask { $0 != nil })] }
+            return .task { ["tag": .int(tag), "inTask": .bool(withUnsafeCurrentTask { $0 != nil })] }
+        default:
+            return .task { try await answerLater(call, context: context) }
+        }
     }
 
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
+    private func answerLater(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
         switch call.member {
         case "Echo":
             return ["text": call.parameters["text"] ?? nil]
@@ -96,8 +100,6 @@ struct TestInterface: VarlinkInterface {
             throw Secret()
         case "NotImplemented":
             throw VarlinkError.methodNotImplemented(call.method)
-        case "Now":
-            return ["tag": .int(try call.int("tag")), "inTask": .bool(withUnsafeCurrentTask { $0 != nil })]
         case "Secret":
             // Answers the secret reversed, as bytes the handler encoded itself (streamed for `more`).
             let raw = call.secrets["secret"] as? [UInt8] ?? []

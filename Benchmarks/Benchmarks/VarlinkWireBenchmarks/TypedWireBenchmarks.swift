@@ -27,12 +27,13 @@ func typedWireBenchmarks() {
         }
     }
     Benchmark("typed: frame and decode Retrieve call") { benchmark in
-        var frames = FrameBuffer(allocator: allocator)
+        var decoder = VarlinkFrameDecoder(maxFrameBytes: 1 << 20, allocator: allocator)
         for _ in benchmark.scaledIterations {
             var incoming = allocator.buffer(bytes: callFrame)
-            frames.append(&incoming)
-            let next = frames.nextFrame(maxBytes: 1 << 20) { VarlinkMessage.decodeCall($0, maxDepth: 64, secrets: secrets) }
-            if case .frame(.success(let call)) = next {
+            let next = decoder.decode(buffer: &incoming).map { $0.flatMap { frame in
+                frame.withUnsafeReadableBytes { VarlinkMessage.decodeCall($0, maxDepth: 64, secrets: secrets) }
+            } }
+            if case .success(let call) = next {
                 let parameters = WireParameters(call.parameters, secrets: call.secrets.compactMapValues { $0 as? SecretField })
                 blackHole(try! VaultInterface.Retrieve.Request(from: parameters))
             }

@@ -26,12 +26,12 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
     Benchmark("frame and decode Retrieve call") { benchmark in
-        var frames = FrameBuffer(allocator: allocator)
+        var decoder = VarlinkFrameDecoder(maxFrameBytes: 1 << 20, allocator: allocator)
         for _ in benchmark.scaledIterations {
             var incoming = allocator.buffer(bytes: callFrame)
-            frames.append(&incoming)
-            let next = frames.nextFrame(maxBytes: 1 << 20) { VarlinkMessage.decodeCall($0, maxDepth: 64) }
-            blackHole(next)
+            blackHole(decoder.decode(buffer: &incoming).map { $0.flatMap { frame in
+                frame.withUnsafeReadableBytes { VarlinkMessage.decodeCall($0, maxDepth: 64) }
+            } })
         }
     }
     Benchmark("write Retrieve reply (1 KiB secret)") { benchmark in
@@ -46,11 +46,10 @@ let benchmarks: @Sendable () -> Void = {
     }
     typedWireBenchmarks()
     Benchmark("frame Retrieve reply (1 KiB secret)") { benchmark in
-        var frames = FrameBuffer(allocator: allocator)
+        var decoder = VarlinkFrameDecoder(maxFrameBytes: 1 << 20, allocator: allocator)
         for _ in benchmark.scaledIterations {
             var incoming = allocator.buffer(bytes: replyFrame)
-            frames.append(&incoming)
-            blackHole(frames.nextFrame(maxBytes: 1 << 20) { $0.count })
+            blackHole(decoder.decode(buffer: &incoming))
         }
     }
 }

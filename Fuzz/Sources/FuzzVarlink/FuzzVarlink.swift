@@ -4,7 +4,7 @@ import NIOCore
 @_spi(Benchmarks) import Varlink
 import VaultCrypto
 
-/// The varlink server's read path: NUL framing (``FrameBuffer``) and call decoding, with and
+/// The varlink server's read path: NUL framing (``VarlinkFrameDecoder``) and call decoding, with and
 /// without secret parameters diverted into secure memory. Contract: no crash; frames come out
 /// exactly as the NUL-split input, in order, and none over the limit; a decoded call encodes to a
 /// frame that decodes to the same call.
@@ -14,23 +14,21 @@ public func fuzzVarlink(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     // The selector chooses where the input is cut into reads, as a socket would deliver it.
     let chunk = max(1, Int(selector))
     let maxBytes = 4096
-    var frames = FrameBuffer(allocator: ByteBufferAllocator())
+    var decoder = VarlinkFrameDecoder(maxFrameBytes: maxBytes, allocator: ByteBufferAllocator())
+    var buffer = ByteBuffer()
     var received: [[UInt8]] = []
     var tooLarge = false
     var offset = 0
     reading: while offset < input.count {
-        var incoming = ByteBuffer(bytes: input[offset..<min(input.count, offset + chunk)])
+        buffer.writeBytes(input[offset..<min(input.count, offset + chunk)])
         offset += chunk
-        frames.append(&incoming)
-        while true {
-            switch frames.nextFrame(maxBytes: maxBytes, { Array($0) }) {
-            case .frame(let frame): received.append(frame)
-            case .needMore: continue reading
-            case .tooLarge: tooLarge = true; break reading
+        while let next = decoder.decode(buffer: &buffer) {
+            switch next {
+            case .success(let frame): received.append(Array(frame.readableBytesView))
+            case .failure: tooLarge = true; break reading
             }
         }
     }
-    frames.wipe()
     // The pieces between NULs; the last one is what no NUL has ended yet.
     let pieces = input.split(separator: 0, omittingEmptySubsequences: false).map(Array.init)
     let expected = Array(pieces.dropLast())
