@@ -20,7 +20,6 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
     private let dispatcher: VarlinkDispatcher
     private let configuration: VarlinkServerConfiguration
     private let peer: PeerCredentials
-    private let executableRecheck: ExecutableRecheck
     private let liveToken: LiveHandlerCount.Token
     private var frames: FrameBuffer
     private var sink: ReplySink?
@@ -45,7 +44,6 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
         self.liveToken = liveToken
         self.configuration = configuration
         self.peer = peer
-        self.executableRecheck = ExecutableRecheck(peer)
         self.frames = FrameBuffer(allocator: allocator)
     }
 
@@ -148,12 +146,6 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
             }
             switch next {
             case .frame(.success(let call)):
-                // Access rules name executables: a connection kept across an exec, or an executable
-                // deleted or replaced since accept, is judged on a file that no longer runs.
-                guard executableRecheck.isUnchanged() else {
-                    refuseAndClose(.executableChanged, context: context)
-                    return
-                }
                 if answerOnLoop(call, context: context, sink: sink) { continue }
                 start(call, context: context, sink: sink)
                 return
@@ -187,8 +179,7 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
         return true
     }
 
-    /// Answers a broken or oversized message (or a call from a changed executable), after the
-    /// replies before it, and closes.
+    /// Answers a broken or oversized message, after the replies before it, and closes.
     private func refuseAndClose(_ error: VarlinkError, context: ChannelHandlerContext) {
         dispatcher.logger.info("Closing connection after an error", metadata: [
             "uid": "\(peer.uid)", "pid": "\(peer.pid)", "error": .string(error.name),
