@@ -10,10 +10,11 @@ import Musl
 /// the client sends can change them. Use them for access decisions, e.g. refuse any uid but the
 /// vault owner's.
 ///
-/// `pid` and `executable` describe the process that connected. The server checks before every
-/// call that the process still runs the same executable file (``executableIsUnchanged()``), so a
-/// connection handed to another program, or kept across an `exec`, is refused. An executable
-/// rule is still no proof of identity against code of the same user: see docs/security-socket.md.
+/// `pid` and `executable` describe the process that connected. Before a call whose answer an
+/// executable could change, the caller checks that the process still runs the same executable file
+/// (``executableIsUnchanged()``), so a connection handed to another program, or kept across an
+/// `exec`, is refused. An executable rule is still no proof of identity against code of the same
+/// user: see docs/security-socket.md.
 public struct PeerCredentials: Sendable, Hashable {
     public let uid: UInt32
     /// The effective gid.

@@ -23,7 +23,6 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
     private let dispatcher: VarlinkDispatcher
     private let maxDepth: Int
     private let peer: PeerCredentials
-    private let executableRecheck: ExecutableRecheck
     private let liveToken: LiveHandlerCount.Token
     private var sink: ReplySink?
     private var executor: EventLoopTaskExecutor?
@@ -43,7 +42,6 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
         self.maxDepth = maxDepth
         self.liveToken = liveToken
         self.peer = peer
-        self.executableRecheck = ExecutableRecheck(peer)
     }
 
     /// The handlers of a connection, in pipeline order.
@@ -143,9 +141,6 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
             case .success(let parsed): call = parsed
             case .failure(let error): return refuseAndClose(error, context: context)
             }
-            // Access rules name executables: a connection kept across an exec, or an executable
-            // deleted or replaced since accept, is judged on a file that no longer runs.
-            guard executableRecheck.isUnchanged() else { return refuseAndClose(.executableChanged, context: context) }
             let callContext = VarlinkCallContext(peer: peer, sink: sink!, more: call.more, oneway: call.oneway)
             switch dispatcher.dispatch(call, context: callContext) {
             case .now(let result): write(result, of: call, context: context)
@@ -170,8 +165,7 @@ final class VarlinkConnectionHandler: ChannelInboundHandler {
         context.read()
     }
 
-    /// Answers a broken or oversized message (or a call from a changed executable), after the
-    /// replies before it, and closes.
+    /// Answers a broken or oversized message, after the replies before it, and closes.
     private func refuseAndClose(_ error: VarlinkError, context: ChannelHandlerContext) {
         dispatcher.logger.info("Closing connection after an error", metadata: [
             "uid": "\(peer.uid)", "pid": "\(peer.pid)", "error": .string(error.name),

@@ -73,9 +73,9 @@ extension VarlinkError {
     public static let connectionLimitReached = VarlinkError(name: "\(transportNamespace).ConnectionLimitReached")
 
     /// The calling process no longer runs the executable file it connected with: it exec'd another
-    /// program with the connection open, or the file was deleted or replaced (an upgrade). Access
-    /// rules name executables, so the server refuses the call and closes the connection: reconnect,
-    /// or restart the program after an upgrade.
+    /// program with the connection open, or the file was deleted or replaced (an upgrade), and an
+    /// access rule naming executables could decide the call, so it is refused: reconnect, or
+    /// restart the program after an upgrade.
     public static let executableChanged = VarlinkError(name: "\(transportNamespace).ExecutableChanged")
 
     /// The handler failed with an error that is not a ``VarlinkError``. Deliberately carries no

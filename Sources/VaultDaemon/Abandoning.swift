@@ -1,6 +1,3 @@
-import VaultCrypto
-import Synchronization
-
 /// Awaits `operation`, but returns (throwing `CancellationError`) as soon as the calling task is
 /// cancelled, leaving the operation to finish on its own and dropping its late result.
 ///
@@ -8,58 +5,37 @@ import Synchronization
 /// blocks its thread until the keyring answers — so that a graceful shutdown never waits for it.
 /// Do not use it for work whose result must not be lost.
 func abandoningOnCancel<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-    let slot = FirstResult<T>()
-    return try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { continuation in
-            slot.set(continuation)
-            Task {
-                do {
-                    slot.resume(with: .success(try await operation()))
-                } catch {
-                    slot.resume(with: .failure(error))
-                }
-            }
+    let (results, delivery) = AsyncStream.makeStream(of: Result<T, any Error>.self, bufferingPolicy: .bufferingNewest(1))
+    let work = Task {
+        do {
+            delivery.yield(.success(try await operation()))
+        } catch {
+            delivery.yield(.failure(error))
         }
+    }
+    // Waiting on the stream, unlike on `work.value`, ends as soon as this task is cancelled; a
+    // result yielded after that finds the stream ended and is dropped.
+    return try await withTaskCancellationHandler {
+        for await result in results { return try result.get() }
+        throw CancellationError()
     } onCancel: {
-        slot.resume(with: .failure(CancellationError()))
+        work.cancel()
     }
 }
 
-/// Resumes a continuation with the first result only; a result that comes before the continuation
-/// is set is kept for it.
-final class FirstResult<Value: Sendable>: Sendable {
-    private enum State {
-        case empty
-        case waiting(CheckedContinuation<Value, any Error>)
-        case done(Result<Value, any Error>?)
-    }
-    private let state = Locked(State.empty)
-
-    func set(_ continuation: CheckedContinuation<Value, any Error>) {
-        let early = state.withLock { state -> Result<Value, any Error>? in
-            guard case .done(let result) = state else {
-                state = .waiting(continuation)
-                return nil
-            }
-            state = .done(nil)
-            return result
+/// The first to come of `operation`'s result and `duration` passing on `clock` (then it throws
+/// `timeout()`): a task-group race whose loser is cancelled. An operation that ignores
+/// cancellation is abandoned (``abandoningOnCancel(_:)``), so the race never waits for it.
+func firstOf<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T, orAfter duration: Duration,
+                          on clock: any Clock<Duration>, timeout: @escaping @Sendable () -> any Error) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await abandoningOnCancel(operation) }
+        group.addTask {
+            try await SleeperClock.sleep(for: duration, on: clock)
+            throw timeout()
         }
-        if let early { continuation.resume(with: early) }
-    }
-
-    func resume(with result: Result<Value, any Error>) {
-        let waiter = state.withLock { state -> CheckedContinuation<Value, any Error>? in
-            switch state {
-            case .empty:
-                state = .done(result)
-                return nil
-            case .waiting(let continuation):
-                state = .done(nil)
-                return continuation
-            case .done:
-                return nil
-            }
-        }
-        waiter?.resume(with: result)
+        defer { group.cancelAll() }
+        guard let first = try await group.next() else { throw CancellationError() }
+        return first
     }
 }

@@ -14,6 +14,9 @@ struct AccessControl: Sendable {
     var names: LogNames = .plain
     /// The owner's decision log (see ``AccessLog``); every decision of ``require`` goes there.
     var accessLog: AccessLog? = nil
+    /// Whether the peer still runs the executable file it connected with (it reads `/proc`); asked
+    /// only for a decision that a rule with `executables` could make (``Decision/dependsOnExecutable``).
+    var executableIsUnchanged: @Sendable (PeerCredentials) -> Bool = { $0.executableIsUnchanged() }
 
     /// Throws `PermissionDenied` of `interface` (both of the daemon's interfaces declare it) unless
     /// the policy allows the call.
@@ -29,9 +32,17 @@ struct AccessControl: Sendable {
     }
 
     /// Records `decision` (access log, and the daemon's log) and throws `PermissionDenied` of
-    /// `interface` when it denies.
+    /// `interface` when it denies. A decision an executable rule could make was made on the
+    /// executable read at accept: when the peer has exec'd another program since, or the file was
+    /// deleted or replaced, the call is refused with `ExecutableChanged` (reconnect to be judged anew).
     func enforce(_ decision: Decision, _ peer: PeerCredentials, _ operation: String, service: String?,
                  interface: String = VaultInterfaceDescription.name) throws {
+        if decision.dependsOnExecutable, !executableIsUnchanged(peer) {
+            logger.notice("call refused: the peer no longer runs the executable it connected with", metadata: [
+                "uid": "\(peer.uid)", "pid": "\(peer.pid)", "exe": "\(peer.executable ?? "?")", "operation": "\(operation)",
+            ])
+            throw VarlinkError.executableChanged
+        }
         accessLog?.record(peer, operation: operation, service: service, decision: decision)
         // Allowed calls are logged at debug level: build the line only when someone will see it.
         guard !decision.allowed || logger.logLevel <= .debug else { return }
@@ -50,9 +61,11 @@ struct AccessControl: Sendable {
         }
     }
 
-    /// Whether the policy allows the call, without logging (for filtering list results).
+    /// Whether the policy allows the call, without logging (for filtering list results); false
+    /// when an executable rule could decide it and the peer no longer runs the file it connected with.
     func allows(_ peer: PeerCredentials, _ operation: String, service: String?) -> Bool {
-        decide(peer, operation, service: service).allowed
+        let decision = decide(peer, operation, service: service)
+        return decision.allowed && (!decision.dependsOnExecutable || executableIsUnchanged(peer))
     }
 
     /// Whether any rule could ever allow this peer anything; strangers are refused at accept.

@@ -18,6 +18,12 @@ import Glibc
 /// named by `JOURNAL_STREAM`), else to a size-capped, rotated file,
 /// `$XDG_STATE_HOME/sortedvault/access.log`, that `sortedvault log` shows.
 ///
+/// A call formats its line and hands it to one writer task, which writes the lines in order off
+/// the request path, each as soon as it gets it; ``flush()`` returns once every line handed over
+/// before it is written, and ``close()`` (at shutdown) writes the rest. A line is never dropped
+/// silently: one that finds the writer's buffer full, or whose write fails, is counted in
+/// ``failedWrites``.
+///
 /// ```
 /// 2026-11-22T18:40:01Z allowed uid=1000 gid=1000 pid=4242 exe="/usr/bin/curl" operation=retrieve service="com.example.api" decision="allowed by rule owner-full-access (access.toml:2)"
 /// ```
@@ -29,6 +35,17 @@ final class AccessLog: Sendable {
 
     let destination: Destination
     private let clock: any VaultClock
+    /// Lines waiting for the writer, at most ``bufferedLines``.
+    private let lines: AsyncStream<Entry>.Continuation
+    private let writer: Task<Void, Never>
+    private let failures: Locked<Int>
+    /// Lines a burst may queue ahead of the writer before further lines are counted as failed.
+    static let bufferedLines = 4096
+
+    private enum Entry: Sendable {
+        case line(String)
+        case flush(CheckedContinuation<Void, Never>)
+    }
     /// The last timestamp written and its second, so a line costs no date formatting.
     private let lastStamp = Locked<(seconds: Int, text: String)>((-1, ""))
     /// The text of the last peer and of the last decision written: a connection's calls repeat
@@ -59,6 +76,40 @@ final class AccessLog: Sendable {
         self.destination = destination
         self.clock = clock
         self.names = names
+        let failures = Locked(0)
+        let (stream, lines) = AsyncStream.makeStream(of: Entry.self, bufferingPolicy: .bufferingOldest(Self.bufferedLines))
+        self.failures = failures
+        self.lines = lines
+        writer = Task.detached {
+            for await entry in stream {
+                switch entry {
+                case .line(let line):
+                    if !Self.write(line, to: destination) { failures.withLock { $0 += 1 } }
+                case .flush(let done):
+                    done.resume()
+                }
+            }
+        }
+    }
+
+    deinit {
+        lines.finish()
+    }
+
+    /// Lines not written: the writer's buffer was full, the write failed, or the log was closed.
+    var failedWrites: Int { failures.withLock { $0 } }
+
+    /// Returns once every line handed to the writer before this call is written (or counted as failed).
+    func flush() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            guard case .enqueued = lines.yield(.flush(done)) else { return done.resume() }
+        }
+    }
+
+    /// Writes every line handed over so far and stops the writer; later lines are counted as failed.
+    func close() async {
+        lines.finish()
+        await writer.value
     }
 
     /// The journal under systemd, else the rotated file at `path`; nil (with a warning) when the
@@ -145,12 +196,13 @@ final class AccessLog: Sendable {
         emit(line)
     }
 
-    /// What the owner did to the vault outside the daemon (`sortedvault recover`), by this process:
+    /// The line for what the owner did to the vault outside the daemon (`sortedvault recover`), by
+    /// this process, at `seconds` since the epoch:
     /// `… owner uid=1000 gid=1000 pid=42 exe="…" operation="recover" note="…"`.
-    func recordOwnerAction(operation: String, note: String) {
+    static func ownerActionLine(operation: String, note: String, at seconds: Int) -> String {
         let me = PeerCredentials(uid: getuid(), gid: getgid(), pid: getpid(),
                                  executable: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")))
-        emit(timestamp() + " owner" + Self.peerText(me) + " operation=" + Self.quoted(operation) + " note=" + Self.quoted(note) + "\n")
+        return format(seconds: seconds) + " owner" + peerText(me) + " operation=" + quoted(operation) + " note=" + quoted(note) + "\n"
     }
 
     private static func peerText(_ peer: PeerCredentials) -> String {
@@ -167,9 +219,20 @@ final class AccessLog: Sendable {
     }
 
     private func emit(_ line: String) {
+        guard case .enqueued = lines.yield(.line(line)) else {
+            failures.withLock { $0 += 1 }
+            return
+        }
+    }
+
+    /// Writes one line where the log goes; false when it was not written whole.
+    private static func write(_ line: String, to destination: Destination) -> Bool {
         switch destination {
-        case .journal: FileHandle.standardError.write(Data(("sortedvault access: " + line).utf8))
-        case .file(let file): file.append(line)
+        case .journal:
+            let bytes = Array(("sortedvault access: " + line).utf8)
+            return bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) } == bytes.count
+        case .file(let file):
+            return file.append(line)
         }
     }
 

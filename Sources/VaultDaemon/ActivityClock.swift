@@ -8,18 +8,20 @@ import VaultCore
 final class ActivityClock: Sendable {
     private let clock: any VaultClock
     private let last: Locked<Date>
-    /// Signalled on every request (one slot: a burst is one signal).
-    let requests = WakeSignal()
+    /// Yields on every request; keeps one (a burst is one wake-up).
+    let requests: AsyncStream<Void>
+    private let requested: AsyncStream<Void>.Continuation
 
     init(clock: any VaultClock) {
         self.clock = clock
         last = Locked(clock.now)
+        (requests, requested) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     func touch() {
         let now = clock.now
         last.withLock { $0 = now }
-        requests.signal()
+        requested.yield()
     }
 
     /// When the last request came (or the start).

@@ -6,13 +6,23 @@ import Synchronization
 /// systemd passed (systemd's to manage) and when the server never bound.
 final class BoundSocket: Sendable {
     private let identity = Locked<SocketIdentity?>(nil)
-    /// Signalled once the server has bound (or given up): the socket watch waits for it.
-    let settled = WakeSignal()
+    /// Yields once the server has bound (or given up): the socket watch waits for it.
+    let settled: AsyncStream<Void>
+    private let settledContinuation: AsyncStream<Void>.Continuation
+
+    init() {
+        (settled, settledContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// The server has bound, or given up.
+    func settle() {
+        settledContinuation.yield()
+    }
 
     var current: SocketIdentity? { identity.withLock { $0 } }
 
     func set(_ bound: SocketIdentity?) {
         identity.withLock { $0 = bound }
-        settled.signal()
+        settle()
     }
 }

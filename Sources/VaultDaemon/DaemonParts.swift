@@ -165,6 +165,7 @@ struct DaemonParts: Sendable {
     func close() async {
         ListeningSocket.remove(socketPath, ifStill: bound.current)
         accessLog?.flushSummaries()
+        await accessLog?.close()
         await vault.lock()
         generationRecord.flush()
         do {

@@ -1,10 +1,11 @@
+#if DEBUG
 import Foundation
 
 /// Test hook: the Swift `Clock` of a ``FileClock``. Its sleeps end once the time written in the
 /// file reaches their deadline, so a test moves a daemon process's timers (auto-lock, the socket
 /// check) by advancing the file, and never waits for real minutes. Only
-/// `sortedvault daemon --unsafe-clock-file PATH` uses it; the daemon otherwise sleeps on
-/// `ContinuousClock`.
+/// `sortedvault daemon --unsafe-clock-file PATH` uses it, in test (debug) builds; the daemon
+/// otherwise sleeps on `ContinuousClock`.
 public struct FileSleepClock: Clock {
     public struct Instant: InstantProtocol {
         /// Time since 1970, as the file says.
@@ -33,3 +34,4 @@ public struct FileSleepClock: Clock {
         }
     }
 }
+#endif

@@ -18,8 +18,9 @@ final class KeyringUnlock: Service, Sendable {
     private let keyID: String
     private let logger: Logger
     private let onUnlock: @Sendable () -> Void
-    /// Signalled once the attempt has ended, unlocked or not.
-    let settled = WakeSignal()
+    /// Yields once the attempt has ended, unlocked or not.
+    let settled: AsyncStream<Void>
+    private let settledContinuation: AsyncStream<Void>.Continuation
 
     /// The service for `vault`, or nil when its key is not kept in the keyring.
     static func ifConfigured(vault: EncryptedVault, logger: Logger, onUnlock: @escaping @Sendable () -> Void) async -> KeyringUnlock? {
@@ -32,11 +33,12 @@ final class KeyringUnlock: Service, Sendable {
         self.keyID = keyID
         self.logger = logger
         self.onUnlock = onUnlock
+        (settled, settledContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     func run() async throws {
         await attempt()
-        settled.signal()
+        settledContinuation.yield()
         // A service that ends while the group shuts down makes the group fail: stay until then.
         try? await gracefulShutdown()
     }

@@ -33,8 +33,9 @@ struct MemoryTrim: Service {
             // The last request a trim already followed: a signal left from before that trim (it came
             // while the service was waiting out the quiet time) is not a new burst.
             var trimmedAfter: Date?
+            var requests = activity.requests.makeAsyncIterator()
             while !Task.isCancelled {
-                await activity.requests.next()  // a request came: wait until `quiet` after the last one
+                await requests.next()  // a request came: wait until `quiet` after the last one
                 if let trimmedAfter, activity.lastTouch <= trimmedAfter { continue }
                 // Sleep, not a wait on the signal: requests during the quiet time only move the last
                 // touch, checked on waking, so a busy daemon pays no task wake-up per request.

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Vault
 import VaultCore
 import VaultCrypto
@@ -14,6 +13,8 @@ struct NonInteractiveUnlock: Sendable {
     let keyFilePath: String
     /// How long the keyring may take to answer before the attempt gives up (it may be hung).
     var keyringWait: Duration = .seconds(5)
+    /// The clock `keyringWait` runs on: the daemon's injected sleeper.
+    var sleeper: any Clock<Duration> = ContinuousClock()
 
     /// Tries each key-file or keyring slot of the vault, in slot order; returns the kind that unlocked it.
     /// Throws `.locked` with every source's reason when none did, and `.invalidArgument` when the
@@ -44,24 +45,11 @@ struct NonInteractiveUnlock: Sendable {
                          + ((try? await vault.keySourceKinds().contains("passphrase")) == true ? "; or unlock it with its passphrase" : ""))
     }
 
-    /// The keyring's answer, or `.unavailable` once `keyringWait` has passed (the call itself
-    /// cannot be cancelled; its late answer is dropped).
+    /// The keyring's answer, or `.unavailable` once `keyringWait` has passed on `sleeper` (the
+    /// call itself cannot be cancelled; its late answer is dropped).
     private func fetchFromKeyring(id: String) async throws -> SecureBytes {
         let wait = keyringWait
-        let first = FirstResult<SecureBytes>()
-        return try await withCheckedThrowingContinuation { continuation in
-            first.set(continuation)
-            Task {
-                do {
-                    first.resume(with: .success(try await SecretServiceKeySource().fetchKey(id: id)))
-                } catch {
-                    first.resume(with: .failure(error))
-                }
-            }
-            Task {
-                try? await Task.sleep(for: wait)
-                first.resume(with: .failure(VaultError(.unavailable, "the desktop keyring did not answer within \(wait)")))
-            }
-        }
+        return try await firstOf({ try await SecretServiceKeySource().fetchKey(id: id) }, orAfter: wait, on: sleeper,
+                                 timeout: { VaultError(.unavailable, "the desktop keyring did not answer within \(wait)") })
     }
 }

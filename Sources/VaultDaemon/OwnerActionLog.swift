@@ -16,7 +16,7 @@ public enum OwnerActionLog {
         let directory = (path as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         guard let file = try? RotatingLogFile(path: path, maxBytes: 1 << 20) else { return false }
-        AccessLog(destination: .file(file), clock: SystemClock()).recordOwnerAction(operation: operation, note: note)
-        return true
+        let seconds = Int(SystemClock().now.timeIntervalSince1970.rounded(.down))
+        return file.append(AccessLog.ownerActionLine(operation: operation, note: note, at: seconds))
     }
 }

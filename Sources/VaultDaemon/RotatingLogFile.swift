@@ -42,23 +42,26 @@ final class RotatingLogFile: Sendable {
     }
 
     /// Appends `line` (which ends in a newline), rotating first when it would pass the cap.
-    /// A failed write is dropped: the log never stops the daemon from serving.
-    func append(_ line: String) {
+    /// False when the line was not written whole (the caller counts it): the log never stops the
+    /// daemon from serving.
+    @discardableResult
+    func append(_ line: String) -> Bool {
         let bytes = Array(line.utf8)
-        state.withLock { state in
+        return state.withLock { state in
             if state.size > 0 && state.size + bytes.count > maxBytes {
                 close(state.descriptor)
                 Self.shiftRotated(path)
                 rename(path, path + ".1")
                 guard let (descriptor, size) = try? Self.open(path) else {
                     state.descriptor = -1
-                    return
+                    return false
                 }
                 state = State(descriptor: descriptor, size: size)
             }
-            guard state.descriptor >= 0 else { return }
+            guard state.descriptor >= 0 else { return false }
             let written = bytes.withUnsafeBytes { write(state.descriptor, $0.baseAddress, $0.count) }
             if written > 0 { state.size += written }
+            return written == bytes.count
         }
     }
 

@@ -20,7 +20,10 @@ final class SessionWorkLoop: Service, Sendable {
     private let clock: any VaultClock
     private let sleeper: any Clock<Duration>
     private let logger: Logger
-    private let wake = WakeSignal()
+    /// Yields when the schedule changed or the vault was unlocked, and when a wait's time is up;
+    /// keeps one (several wake-ups before a wait are one).
+    private let wakeUps: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
     private let resumeRequested = Atomic(false)
     /// Runs once, after the first round (the stored logins resumed, or nothing to resume): the
     /// daemon's start-up is over then, and the daemon unmaps its code (``MemoryTrim``).
@@ -34,23 +37,25 @@ final class SessionWorkLoop: Service, Sendable {
         self.clock = clock
         self.sleeper = sleeper
         self.logger = logger
+        (wakeUps, wake) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     /// The vault was unlocked (by a client, the keyring or the key file): the loop resumes the
     /// stored logins — finishes interrupted logouts, schedules refreshes — on its next round, at once.
     func vaultUnlocked() {
         resumeRequested.store(true, ordering: .releasing)
-        wake.signal()
+        wake.yield()
     }
 
     func run() async throws {
-        await sessions.observeSchedule { [wake] in wake.signal() }
+        await sessions.observeSchedule { [wake] in wake.yield() }
         if !(await vault.isLocked) { resumeRequested.store(true, ordering: .releasing) }
         await cancelWhenGracefulShutdown { [self] in await loop() }
     }
 
     private func loop() async {
         var firstRound = true
+        var wakeUps = self.wakeUps.makeAsyncIterator()
         while !Task.isCancelled {
             if resumeRequested.exchange(false, ordering: .acquiringAndReleasing) { await resume() }
             await sessions.runDueWork()
@@ -62,7 +67,22 @@ final class SessionWorkLoop: Service, Sendable {
             let seconds = next.map { $0.timeIntervalSince(clock.now) } ?? 60
             // Work still due right after a round means it could not run (the vault is locked):
             // wait for a schedule change (an unlock) instead of spinning.
-            await wake.wait(for: .seconds(seconds > 0 ? min(seconds, 60) : 30), on: sleeper)
+            await wait(for: .seconds(seconds > 0 ? min(seconds, 60) : 30), on: &wakeUps)
+        }
+    }
+
+    /// Returns on a wake-up, after `duration` on the sleeper, or on cancellation. The timer wakes
+    /// the loop through the same stream, so a wait never cancels the stream's `next()` (which
+    /// would end the stream).
+    private func wait(for duration: Duration, on wakeUps: inout AsyncStream<Void>.Iterator) async {
+        let (sleeper, wake) = (self.sleeper, self.wake)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                guard (try? await SleeperClock.sleep(for: duration, on: sleeper)) != nil else { return }
+                wake.yield()
+            }
+            _ = await wakeUps.next()
+            group.cancelAll()
         }
     }
 

@@ -23,11 +23,16 @@ struct SocketServer: Service {
     let logger: Logger
 
     func run() async throws {
-        defer { bound.settled.signal() }  // the socket watch never waits for a server that gave up
+        defer { bound.settle() }  // the socket watch never waits for a server that gave up
         if let keyring {
             // The keyring's answer is a real process's, so this bound is real time.
             await cancelWhenGracefulShutdown { [startupWait] in
-                await keyring.settled.wait(for: startupWait, on: ContinuousClock())
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { for await _ in keyring.settled { break } }
+                    group.addTask { try? await ContinuousClock().sleep(for: startupWait) }
+                    await group.next()
+                    group.cancelAll()
+                }
             }
         }
         guard !Task.isShuttingDownGracefully, !Task.isCancelled else { return }

@@ -23,7 +23,7 @@ struct SocketWatch: Service {
 
     func run() async throws {
         let problem = await cancelWhenGracefulShutdown { [self] () async -> String? in
-            await bound.settled.next()
+            for await _ in bound.settled { break }
             guard let identity = bound.current else { return nil }
             return await firstProblem(identity: identity)
         }

@@ -10,10 +10,15 @@ public struct Decision: Sendable, Equatable, CustomStringConvertible {
     public let allowed: Bool
     /// The deciding rule; `nil` when no rule matched and default deny applied.
     public let rule: RuleReference?
+    /// Whether a rule with `executables` could decide this call for this peer (whatever the
+    /// executable): only then can a change of the peer's executable change the answer, so only then
+    /// must the caller check that the peer still runs the executable the decision was made on.
+    public let dependsOnExecutable: Bool
 
-    public init(allowed: Bool, rule: RuleReference?) {
+    public init(allowed: Bool, rule: RuleReference?, dependsOnExecutable: Bool = false) {
         self.allowed = allowed
         self.rule = rule
+        self.dependsOnExecutable = dependsOnExecutable
     }
 
     /// Refused because no rule matched.

@@ -18,9 +18,12 @@ public struct Policy: Sendable {
 
     /// The compiled rules, in file order.
     public let rules: [Rule]
+    /// Whether any rule has `executables`: without one no decision depends on the executable.
+    public let namesExecutables: Bool
 
     init(rules: [Rule]) {
         self.rules = rules
+        namesExecutables = rules.contains { $0.executables != nil }
     }
 
     /// Parses one policy file's text; `file` names it in errors and in ``RuleReference``.
@@ -58,14 +61,23 @@ public struct Policy: Sendable {
 
     /// Decides `request`: deny wins, then allow, then default deny.
     public func decide(_ request: AccessRequest) -> Decision {
+        let depends = dependsOnExecutable(request)
         var firstAllow: Rule?
         for rule in rules where rule.matches(request) {
             switch rule.effect {
-            case .deny: return Decision(allowed: false, rule: rule.reference)
+            case .deny: return Decision(allowed: false, rule: rule.reference, dependsOnExecutable: depends)
             case .allow: if firstAllow == nil { firstAllow = rule }
             }
         }
-        if let firstAllow { return Decision(allowed: true, rule: firstAllow.reference) }
-        return .defaultDeny
+        if let firstAllow { return Decision(allowed: true, rule: firstAllow.reference, dependsOnExecutable: depends) }
+        return Decision(allowed: false, rule: nil, dependsOnExecutable: depends)
+    }
+
+    /// Whether a rule with `executables` matches, or would match with another executable, the
+    /// request's uid, groups, operation and service (any service for a request without one, whose
+    /// entries may be checked one by one).
+    func dependsOnExecutable(_ request: AccessRequest) -> Bool {
+        guard namesExecutables else { return false }
+        return rules.contains { $0.executables != nil && $0.couldMatchWithAnyExecutable(request) }
     }
 }

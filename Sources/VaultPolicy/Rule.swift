@@ -46,10 +46,23 @@ public struct Rule: Sendable, Hashable {
 
     /// True when the rule's peer conditions and operations hold for `request`, whatever its service.
     func matchesPeerAndOperation(_ request: AccessRequest) -> Bool {
+        matchesPeerAndOperation(request, anyExecutable: false)
+    }
+
+    /// True when the rule would decide `request`, or an entry of a listing, if the peer ran some
+    /// executable the rule names.
+    func couldMatchWithAnyExecutable(_ request: AccessRequest) -> Bool {
+        guard matchesPeerAndOperation(request, anyExecutable: true) else { return false }
+        if let service = request.service { return services.contains { $0.matches(service) } }
+        // A listing's entries are then decided one by one, by deny rules for some services too.
+        return coversEveryService || Policy.listingOperations.contains(request.operation)
+    }
+
+    private func matchesPeerAndOperation(_ request: AccessRequest, anyExecutable: Bool) -> Bool {
         let peer = request.peer
         if let uids, !uids.contains(peer.uid) { return false }
         if let gids, !Self.peer(peer, isIn: gids, deciding: effect) { return false }
-        if let executables {
+        if let executables, !anyExecutable {
             guard let executable = peer.executable, executables.contains(where: { $0.matches(executable) }) else {
                 return false
             }

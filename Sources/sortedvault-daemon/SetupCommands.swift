@@ -127,9 +127,14 @@ struct DaemonCommand: AsyncParsableCommand {
                                                     socketCheckInterval: .seconds(socketCheckSeconds))
             configuration.accessLogMaxBytes = accessLogMaxBytes
             if let unsafeClockFile {
+                #if DEBUG
                 logger.warning("test clock in use: time comes from \(unsafeClockFile)")
-                configuration.clock = FileClock(path: unsafeClockFile)
-                configuration.sleeper = FileSleepClock(file: FileClock(path: unsafeClockFile))
+                let file = try FileClock(path: unsafeClockFile)
+                configuration.clock = file
+                configuration.sleeper = FileSleepClock(file: file)
+                #else
+                throw fail("--unsafe-clock-file \(unsafeClockFile): this build has no test clock (only test builds do)", .usage)
+                #endif
             }
             try await VaultDaemon.Daemon.run(configuration, logger: logger)
         } catch let error as DaemonError {

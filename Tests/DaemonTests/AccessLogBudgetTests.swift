@@ -29,7 +29,7 @@ import VaultTesting
         return counts
     }
 
-    @Test func aDeniedFloodIsWrittenUpToItsBurstThenCountedExactly() throws {
+    @Test func aDeniedFloodIsWrittenUpToItsBurstThenCountedExactly() async throws {
         let files = try Files()
         let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))
         let log = AccessLog(destination: .file(try RotatingLogFile(path: files.path, maxBytes: 1 << 24)), clock: clock)
@@ -38,6 +38,7 @@ import VaultTesting
         log.record(owner, operation: "store", service: "com.owner", decision: Decision(allowed: true, rule: nil))
         for _ in 0..<4096 { log.record(app, operation: "lock", service: nil, decision: .defaultDeny) }
         log.record(owner, operation: "retrieve", service: "com.owner", decision: Decision(allowed: true, rule: nil))
+        await log.flush()
         var lines = files.lines
         let written = lines.filter { $0.contains(" denied ") && $0.contains("\"/usr/bin/app\"") }.count
         #expect(written == Int(AccessLogBudget.denied.burst))
@@ -45,6 +46,7 @@ import VaultTesting
         // Ten seconds later the app has one more line: first the summary of what was counted.
         clock.advance(by: 10)
         log.record(app, operation: "lock", service: nil, decision: .defaultDeny)
+        await log.flush()
         lines = files.lines
         let summaries = lines.filter { $0.contains(" summary uid=1000 exe=\"/usr/bin/app\"") }
         #expect(summaries.count == 1)
@@ -53,7 +55,7 @@ import VaultTesting
         #expect(lines.last?.contains(" denied uid=1000 gid=1000 pid=42 exe=\"/usr/bin/app\" operation=\"lock\"") == true)
     }
 
-    @Test func manyProgramsTogetherShareOneBudgetForRefusals() throws {
+    @Test func manyProgramsTogetherShareOneBudgetForRefusals() async throws {
         let files = try Files()
         let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000))
         let log = AccessLog(destination: .file(try RotatingLogFile(path: files.path, maxBytes: 1 << 24)), clock: clock)
@@ -62,11 +64,14 @@ import VaultTesting
             let peer = PeerCredentials(uid: 1000, gid: 1000, pid: Int32(100 + copy), executable: "/tmp/copy-\(copy)/app")
             for _ in 0..<10 { log.record(peer, operation: "connect", service: nil, decision: .defaultDeny) }
         }
+        await log.flush()
         let written = files.lines.count
         #expect(written == Int(AccessLogBudget.allDenied.burst))
         // A flush writes a bounded number of summaries; the counts, added up, are exact.
         clock.advance(by: 120)
         log.flushSummaries(olderThan: 60)
+        await log.flush()
+        #expect(log.failedWrites == 0)
         let summaries = files.lines.filter { $0.contains(" summary ") }
         #expect(summaries.count <= AccessLogBudget.summariesPerFlush + 1)
         #expect(summaries.last?.contains("summary uid=* exe=\"(other programs)\"") == true, "\(summaries)")

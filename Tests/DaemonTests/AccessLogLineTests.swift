@@ -31,7 +31,7 @@ import VaultTesting
         #expect(quoted.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value < 0x7F || $0.properties.isAlphabetic })
     }
 
-    @Test func aLineStartsWithTheSecondInTheISO8601FormOfDateFormatted() throws {
+    @Test func aLineStartsWithTheSecondInTheISO8601FormOfDateFormatted() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sv-log-\(UUID().uuidString.prefix(8))").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let clock = ManualClock(start: Date(timeIntervalSince1970: 1_800_000_000.75))
@@ -45,6 +45,7 @@ import VaultTesting
                 + " denied uid=1000 gid=1000 pid=42 exe=\"/usr/bin/curl\" operation=\"retrieve\" service=\"com.example.api\""
                 + " decision=\"denied: no rule matches (default deny)\"")
         }
+        await log.flush()
         let lines = try String(contentsOfFile: directory + "/access.log", encoding: .utf8).split(separator: "\n").map(String.init)
         #expect(lines == expected)
     }

@@ -9,9 +9,29 @@ import Glibc
 extension DaemonSuite {
     /// Executable rules are judged on the file the peer runs at each call, not only at accept.
     @Suite struct PeerExecutableTests {
+        /// The owner may do everything, but no program at a path that never exists may ask for
+        /// `status`: every `status` call could be decided by a rule with executables.
+        static let statusNamesExecutables = """
+            [[rule]]
+            name = "owner"
+            effect = "allow"
+            uids = ["@self"]
+            operations = ["*"]
+            services = ["*"]
+
+            [[rule]]
+            name = "not-this-program"
+            effect = "deny"
+            executables = ["/nonexistent/program"]
+            operations = ["status"]
+            services = ["*"]
+
+            """
+
         @Test func aConnectionKeptAcrossAnExecOfAnotherProgramIsRefusedOnItsNextCall() throws {
             let cli = try CLIHarness()
             try cli.initKeyFileVault()
+            try cli.writePolicy(access: Self.statusNamesExecutables, settings: "")
             try cli.startDaemon()
             let other = try PeerScript.interpreterCopy(cli, name: "other-program")
             let lines = try PeerScript.run(cli, ["exec", cli.socket, other])
@@ -21,9 +41,22 @@ extension DaemonSuite {
             try expectStillServed(cli)
         }
 
+        /// With no rule naming executables (the shipped policy) the executable cannot change the
+        /// answer: the call after an exec is answered.
+        @Test func withoutAnExecutableRuleACallAfterAnExecIsAnswered() throws {
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            try cli.startDaemon()
+            let other = try PeerScript.interpreterCopy(cli, name: "other-program")
+            let lines = try PeerScript.run(cli, ["exec", cli.socket, other])
+            #expect(lines.count == 2, "\(lines)")
+            #expect(lines.allSatisfy { $0.contains(#""locked""#) }, "\(lines)")
+        }
+
         @Test func aProcessWhoseExecutableWasDeletedIsRefusedOnItsNextCallAndWhenItReconnects() throws {
             let cli = try CLIHarness()
             try cli.initKeyFileVault()
+            try cli.writePolicy(access: Self.statusNamesExecutables, settings: "")
             try cli.startDaemon()
             let doomed = try PeerScript.interpreterCopy(cli, name: "doomed-program")
             let lines = try PeerScript.run(cli, interpreter: doomed, ["delete-self", cli.socket])

@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+import VaultCrypto
+import VaultTesting
+@testable import VaultDaemon
+
+/// The daemon's races: an operation that may hang (a keyring call) against cancellation, or against
+/// a deadline on the injected clock. Driven by a manual clock, never by real time.
+@Suite struct AbandoningTests {
+    struct TimedOut: Error {}
+
+    /// An operation that ignores cancellation and hangs until the test lets it go.
+    final class Hang: Sendable {
+        private let waiter = Locked<CheckedContinuation<Void, Never>?>(nil)
+        private let started = Locked(false)
+        var hasStarted: Bool { started.withLock { $0 } }
+
+        func run() async -> Int {
+            await withCheckedContinuation { continuation in
+                waiter.withLock { $0 = continuation }
+                started.withLock { $0 = true }
+            }
+            return 1
+        }
+
+        func release() {
+            waiter.withLock { $0 }?.resume()
+        }
+    }
+
+    /// Lets other tasks run until `condition` holds (no clock involved).
+    static func until(_ condition: () -> Bool) async {
+        while !condition() { await Task.yield() }
+    }
+
+    @Test func theOperationsAnswerWinsAndTheDeadlineIsCancelled() async throws {
+        let sleeper = ManualSleepClock()
+        let value = try await firstOf({ 42 }, orAfter: .seconds(5), on: sleeper, timeout: { TimedOut() })
+        #expect(value == 42)
+        #expect(sleeper.sleeping == 0)
+    }
+
+    @Test func theDeadlineOnTheInjectedClockWinsOverAHungOperation() async throws {
+        let sleeper = ManualSleepClock()
+        let clock = ManualClock(mirror: sleeper.reach)
+        let hang = Hang()
+        defer { hang.release() }
+        let race = Task { try await firstOf({ await hang.run() }, orAfter: .seconds(5), on: sleeper, timeout: { TimedOut() }) }
+        await Self.until { sleeper.sleeping == 1 && hang.hasStarted }
+        clock.advance(by: 4)
+        #expect(sleeper.sleeping == 1, "the deadline ended early")
+        clock.advance(by: 1)
+        await #expect(throws: TimedOut.self) { try await race.value }
+    }
+
+    @Test func aCancelledCallerStopsWaitingForAHungOperation() async throws {
+        let hang = Hang()
+        defer { hang.release() }
+        let call = Task { try await abandoningOnCancel { await hang.run() } }
+        await Self.until { hang.hasStarted }
+        call.cancel()
+        await #expect(throws: CancellationError.self) { try await call.value }
+    }
+
+    @Test func anOperationsErrorIsThrown() async throws {
+        await #expect(throws: TimedOut.self) {
+            try await abandoningOnCancel { () async throws -> Int in throw TimedOut() }
+        }
+    }
+}
