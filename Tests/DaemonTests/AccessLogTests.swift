@@ -14,6 +14,18 @@ extension DaemonSuite {
     @Suite struct AccessLogTests {
         private static func accessLog(_ cli: CLIHarness) -> String { cli.root + "/home/.local/state/sortedvault/access.log" }
 
+        /// The access log's text once it holds `line` lines containing `mark`: the daemon writes the
+        /// log off the request path, within 100 ms of a call, so a reply can arrive before its line.
+        /// Still nil (the test fails) when the lines never come.
+        private static func accessLogText(_ path: String, lines count: Int = 1, containing mark: String) -> String? {
+            var text: String?
+            _ = CLIHarness.eventually {
+                text = try? String(contentsOfFile: path, encoding: .utf8)
+                return (text?.components(separatedBy: mark).count ?? 0) - 1 >= count
+            }
+            return text
+        }
+
         @Test func aDaemonStartedOnDemandLogsEveryDecisionAndNoSecret() throws {
             let cli = try CLIHarness()
             try cli.initKeyFileVault()
@@ -41,7 +53,7 @@ extension DaemonSuite {
             #expect(try cli.run(["delete", "com.example.mail", "ada@example.com", "--policy-dir", policy]).status == 3)
 
             let path = Self.accessLog(cli)
-            let log = try #require(try? String(contentsOfFile: path, encoding: .utf8), "no access log at \(path)")
+            let log = try #require(Self.accessLogText(path, containing: "operation=\"delete\""), "no access log with the delete at \(path)")
             let lines = log.split(separator: "\n")
             let uid = getuid()
             // At rest the service is a keyed pseudonym, never its name (issue 21.10).
@@ -73,7 +85,7 @@ extension DaemonSuite {
             world.clock.advance(by: 3600)
             let refreshed = try await world.sessions.autoLogin(world.key)
             #expect(refreshed.outcome == "refreshed")
-            let log = try #require(try? String(contentsOfFile: Self.accessLog(world.cli), encoding: .utf8))
+            let log = try #require(Self.accessLogText(Self.accessLog(world.cli), containing: "operation=\"session.autologin\""))
             #expect(log.contains("operation=\"session.save\" service=<private:") && !log.contains("com.sorted.api"), "\(log)")
             let shown = try world.cli.run(["log", "-n", "100"]).text
             #expect(shown.contains("operation=\"session.save\" service=\"com.sorted.api\""), "\(shown)")
@@ -100,7 +112,7 @@ extension DaemonSuite {
             defer { daemon.signal(SIGTERM); daemon.wait() }
             #expect(CLIHarness.eventually { cli.socketAnswers() })
             #expect(try cli.run(["status"]).status == 0)
-            let text = (try? String(contentsOfFile: cli.root + "/journal", encoding: .utf8)) ?? ""
+            let text = Self.accessLogText(cli.root + "/journal", containing: "operation=\"status\"") ?? ""
             #expect(text.contains("sortedvault access: ") && text.contains("operation=\"status\""), "\(text)")
             #expect(!FileManager.default.fileExists(atPath: Self.accessLog(cli)))
         }
@@ -114,6 +126,9 @@ extension DaemonSuite {
             let connection = try VarlinkConnection(unixSocketPath: cli.socket)
             defer { connection.close() }
             for _ in 0..<200 { _ = try connection.call("org.sortedvault.vault.Status") }
+            // A stopped daemon has written every line: it flushes the log at shutdown.
+            connection.close()
+            cli.stopDaemon()
             let path = Self.accessLog(cli)
             let directory = (path as NSString).deletingLastPathComponent
             // The state directory holds the vault's generation record too (docs/rollback.md).
@@ -131,7 +146,6 @@ extension DaemonSuite {
             #expect(shown.text.components(separatedBy: "operation=\"status\"").count - 1 == 200)
             let stamps = shown.text.split(separator: "\n").map { $0.prefix(20) }
             #expect(stamps == stamps.sorted(), "sortedvault log printed the files out of order")
-            cli.stopDaemon()
         }
 
         /// `sortedvault log -n 3 --follow | reader`: the three lines reach the pipe before the wait for

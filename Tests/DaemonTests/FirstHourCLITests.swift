@@ -23,7 +23,12 @@ extension DaemonSuite {
             let again = try cli.run(["unlock"])
             #expect(again.status == 0 && again.text.contains("already unlocked"), "\(again.status) \(again.stderr)")
             // The wrong passphrase is in the access log as a failure, not only as an allowed call.
-            let log = try String(contentsOfFile: cli.accessLogPath, encoding: .utf8)
+            // (The daemon writes that log off the request path, within 100 ms of the call.)
+            var log = ""
+            _ = CLIHarness.eventually {
+                log = (try? String(contentsOfFile: cli.accessLogPath, encoding: .utf8)) ?? ""
+                return log.contains("note=\"wrong passphrase\"")
+            }
             #expect(log.contains(" failed uid=\(getuid()) ") && log.contains("operation=\"unlock\" note=\"wrong passphrase\""), "\(log)")
             // change-passphrase: a wrong current passphrase says so, and nothing changes.
             let refused = try cli.run(["change-passphrase"], input: Data("wrong\nnew one\n".utf8))

@@ -7,8 +7,15 @@ extension DaemonSuite {
     /// seals them. Now a name is a keyed pseudonym at rest, `sortedvault log` shows the names through
     /// the unlocked daemon, and `access_log_names = "plain"` keeps plain names for who wants them.
     @Suite struct LogNamesTests {
-        static func logFile(_ cli: CLIHarness) -> String {
-            (try? String(contentsOfFile: cli.accessLogPath, encoding: .utf8)) ?? ""
+        /// The access log once `mark` stands in it `count` times: the daemon writes the log off the
+        /// request path, within 100 ms of a call, so a reply can arrive before its line.
+        static func logFile(_ cli: CLIHarness, _ mark: String, count: Int = 1) -> String {
+            var text = ""
+            _ = CLIHarness.eventually {
+                text = (try? String(contentsOfFile: cli.accessLogPath, encoding: .utf8)) ?? ""
+                return text.components(separatedBy: mark).count - 1 >= count
+            }
+            return text
         }
 
         static func pseudonyms(_ text: String) -> [String] {
@@ -22,12 +29,13 @@ extension DaemonSuite {
             try cli.startDaemon()
             // Before the first unlock there is no key: the name is withheld.
             #expect(try cli.run(["retrieve", "com.secret.bank", "ada"]).status == 2)
-            #expect(Self.logFile(cli).contains("operation=\"retrieve\" service=<private> "), "\(Self.logFile(cli))")
+            let first = Self.logFile(cli, "operation=\"retrieve\"")
+            #expect(first.contains("operation=\"retrieve\" service=<private> "), "\(first)")
             #expect(try cli.run(["unlock"], input: Data("pw\n".utf8)).status == 0)
             #expect(try cli.run(["store", "com.secret.bank", "ada"], input: Data("x".utf8)).status == 0)
             #expect(try cli.run(["retrieve", "com.secret.bank", "ada"]).status == 0)
 
-            let file = Self.logFile(cli)
+            let file = Self.logFile(cli, "operation=\"retrieve\"", count: 2)
             #expect(!file.contains("com.secret.bank"), "a service name is on disk in plaintext: \(file)")
             let pseudonym = try #require(Set(Self.pseudonyms(file)).first)
             #expect(Set(Self.pseudonyms(file)) == [pseudonym], "one name, one pseudonym: \(file)")
@@ -38,7 +46,7 @@ extension DaemonSuite {
             // Locked again: the log keeps writing pseudonyms, and `log` says why it shows them.
             #expect(try cli.run(["lock"]).status == 0)
             #expect(try cli.run(["retrieve", "com.secret.bank", "ada"]).status == 2)
-            #expect(Self.pseudonyms(Self.logFile(cli)).last == pseudonym)
+            #expect(Self.pseudonyms(Self.logFile(cli, "operation=\"retrieve\"", count: 3)).last == pseudonym)
             let locked = try cli.run(["log", "-n", "5"])
             #expect(locked.status == 0 && locked.text.contains("service=<\(pseudonym)>") && locked.stderr.contains("the vault is locked"), "\(locked.stderr)")
 
@@ -47,7 +55,7 @@ extension DaemonSuite {
             try cli.startDaemon()
             #expect(try cli.run(["unlock"], input: Data("pw\n".utf8)).status == 0)
             #expect(try cli.run(["retrieve", "com.secret.bank", "ada"]).status == 0)
-            #expect(Self.pseudonyms(Self.logFile(cli)).last == pseudonym)
+            #expect(Self.pseudonyms(Self.logFile(cli, "operation=\"retrieve\"", count: 4)).last == pseudonym)
             // The daemon's own log (the journal under systemd) names services the same way.
             #expect(try !cli.daemonLogged("com.secret.bank"))
             cli.stopDaemon()
@@ -59,7 +67,8 @@ extension DaemonSuite {
             try cli.writePolicy(settings: "access_log_names = \"plain\"\n")
             try cli.startDaemon()
             #expect(try cli.run(["store", "com.example.api", "ada"], input: Data("x".utf8)).status == 0)
-            #expect(Self.logFile(cli).contains("operation=\"store\" service=\"com.example.api\""), "\(Self.logFile(cli))")
+            let file = Self.logFile(cli, "operation=\"store\"")
+            #expect(file.contains("operation=\"store\" service=\"com.example.api\""), "\(file)")
             cli.stopDaemon()
         }
 
@@ -76,7 +85,7 @@ extension DaemonSuite {
             }
             let names = try await cli.client.logNames()
             #expect(Set(names.values) == ["com.a.api"], "\(names)")
-            let file = Self.logFile(cli)
+            let file = Self.logFile(cli, "operation=\"store\"", count: 2)
             #expect(Set(Self.pseudonyms(file)).isSuperset(of: names.keys))
         }
     }
