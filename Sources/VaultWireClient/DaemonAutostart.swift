@@ -80,11 +80,11 @@ public enum Sibling {
             guard let path else {
                 return WireFailure(.daemonUnreachable, "cannot find the running executable, so not \(name) either")
             }
-            return WireFailure(.daemonUnreachable, "no executable \(path): \(Sibling.installHint)")
+            return WireFailure(.daemonUnreachable, "no executable \(path): \(Sibling.installHint(name))")
         }
     }
 
-    static let installHint = "install sortedvault, sortedvault-cli and sortedvault-daemon in the same directory"
+    static func installHint(_ name: String) -> String { "install \(name) in the same directory as sortedvault" }
 
     /// `name` in the directory of the running executable (`/proc/self/exe`, symlinks resolved).
     public static func path(_ name: String) -> String? {
@@ -115,6 +115,6 @@ public enum Sibling {
         execv(path, argv)
         let reason = String(cString: strerror(errno))
         argv.forEach { free($0) }
-        return WireFailure(.daemonUnreachable, "cannot run \(path) (\(reason)): \(installHint)")
+        return WireFailure(.daemonUnreachable, "cannot run \(path) (\(reason)): \(installHint(name))")
     }
 }
