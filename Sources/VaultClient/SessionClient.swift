@@ -12,7 +12,7 @@ import VaultWireClient
 /// once at sign-in, then ask ``autoLogin(_:)`` at every start.
 ///
 /// ```swift
-/// let sessions = SessionClient(socketPath: try VaultPaths.standard().socket)
+/// let sessions = SessionClient(socketPath: try CLILocation().resolve().socket)
 /// switch try await sessions.autoLogin(try ItemKey(service: "com.sorted.api", account: "ada")) {
 /// case .valid(let grant), .refreshed(let grant): api.token = grant.accessToken
 /// case .offline(let grant, _): grant.map { api.token = $0.accessToken } ?? showOffline()

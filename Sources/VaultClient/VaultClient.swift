@@ -15,7 +15,7 @@ import VaultWireClient
 /// Swift apps. It passes the same conformance suite as the in-process stores.
 ///
 /// ```swift
-/// let vault = try VaultClient(socketPath: VaultPaths.standard().socket)
+/// let vault = try VaultClient(socketPath: CLILocation().resolve().socket)
 /// let token = try await vault.retrieve(service: "com.sorted.api", account: "ada").secret
 /// ```
 ///

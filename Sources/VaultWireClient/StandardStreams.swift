@@ -39,3 +39,9 @@ public enum StandardStreams {
         }
     }
 }
+
+/// A failure that reaches a program's top level unreported (ArgumentParser prints `Error: …`)
+/// reads as its message.
+extension WireFailure: CustomStringConvertible {
+    public var description: String { message }
+}
