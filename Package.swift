@@ -45,7 +45,6 @@ let package = Package(
         .executable(name: "sortedvault", targets: ["sortedvault"]),
         .executable(name: "sortedvault-cli", targets: ["sortedvault-cli"]),
         .executable(name: "sortedvault-daemon", targets: ["sortedvault-daemon"]),
-        .executable(name: "sortedvault-demo", targets: ["sortedvault-demo"]),
         .executable(name: "docker-credential-sortedvault", targets: ["docker-credential-sortedvault"]),
         .executable(name: "git-credential-sortedvault", targets: ["git-credential-sortedvault"]),
     ],
@@ -93,10 +92,9 @@ let package = Package(
             ]
         ),
         .target(name: "VaultOAuthHTTP", dependencies: ["VaultSession", "VaultOIDC", "VaultCore", "VaultCrypto"]),
-        // The optional desktop keyring (freedesktop Secret Service) through libsecret.
-        .systemLibrary(name: "CSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
-        // libsecret through dlopen (CSecretLoader), loaded by the first keyring call: the daemon maps
-        // neither it nor GLib unless the keyring is used. CSecret (the headers, linked) is for the tests.
+        // The optional desktop keyring (freedesktop Secret Service) through libsecret, loaded by dlopen
+        // (CSecretLoader) at the first keyring call: the daemon maps neither it nor GLib unless the
+        // keyring is used.
         .target(name: "CSecretLoader"),
         .target(name: "VaultSecretService", dependencies: ["VaultCore", "VaultCrypto", "CSecretLoader"]),
         .target(
@@ -139,17 +137,18 @@ let package = Package(
             ]
         ),
         .target(name: "VaultClient", dependencies: ["Varlink", "VaultAPI", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession", "VaultWireClient"]),
-        // What both executables share: options, secret input, exit codes, starting the daemon.
+        // What the ArgumentParser programs (`sortedvault-cli`, `sortedvault-daemon`, the credential
+        // helpers) share over the CLI core: their options, error reporting and the exec token file.
         .target(
             name: "SortedVaultCLI",
             dependencies: [
-                "VaultClient", "VaultAPI", "VaultProtocol", "VaultCore", "VaultCrypto", "CLinuxShims", "VaultWireClient", "BoundedJSON",
+                "VaultClient", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultWireClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // The blocking varlink client of the lean CLI: one call per process over plain socket calls.
-        // No Foundation, no SwiftNIO, no threads (docs/speed.md, "Lean CLI"): keep it that way.
-        // Also the one body of what every CLI does alike: reading a descriptor, starting the daemon.
+        // The CLI core of all four programs: the blocking varlink client (one call per process over
+        // plain socket calls), paths, secret input, starting the daemon, failure texts, exit codes and
+        // status lines. No Foundation, no SwiftNIO, no threads (docs/speed.md, "Lean CLI"): keep it that way.
         .target(name: "VaultWireClient", dependencies: ["VaultAPI", "BoundedJSON", "VaultCrypto", "CLinuxShims"]),
         // `sortedvault`, the lean front: retrieve, store, delete and session autologin by hand over
         // VaultWireClient; everything else is handed (execv, argv unchanged) to `sortedvault-cli`.
@@ -176,33 +175,23 @@ let package = Package(
             linkerSettings: packedRelocations
         ),
         // docker's and git's credential-helper protocols over the daemon: parsing and naming, no I/O of
-        // its own beyond standard input and output; each helper executable is a thin `main` over it.
-        .target(
-            name: "CredentialHelpers",
-            dependencies: [
-                "SortedVaultCLI", "VaultClient", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
-        ),
+        // its own; each helper executable is a thin `main` over it.
+        .target(name: "CredentialHelpers", dependencies: ["VaultClient", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON"]),
         .executableTarget(
             name: "docker-credential-sortedvault",
             dependencies: [
-                "CredentialHelpers", "SortedVaultCLI", "VaultCore",
+                "CredentialHelpers", "SortedVaultCLI", "VaultWireClient", "VaultCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
             name: "git-credential-sortedvault",
             dependencies: [
-                "CredentialHelpers", "SortedVaultCLI", "VaultClient", "VaultCore", "VaultCrypto", "VaultSession",
+                "CredentialHelpers", "SortedVaultCLI", "VaultWireClient", "VaultClient", "VaultCore", "VaultCrypto", "VaultSession",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "sortedvault-bench"),
-        .executableTarget(
-            name: "sortedvault-demo",
-            dependencies: ["Vault", "VaultSQLite", "VaultCore", "VaultCrypto"]
-        ),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
         .testTarget(name: "VarlinkIDLTests", dependencies: ["VarlinkIDL"]),
@@ -234,6 +223,8 @@ let package = Package(
         // Process and fixture helpers shared by the test targets that run real processes.
         .target(name: "TestSupport", dependencies: ["VaultClient", "VaultSession", "VaultCrypto", "BoundedJSON", "VaultTesting", "CLinuxShims"],
                 path: "Tests/TestSupport"),
+        // libsecret's headers, linked, for the keyring tests only.
+        .systemLibrary(name: "CSecret", path: "Tests/CSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
         .testTarget(
             name: "SecretServiceTests",
             dependencies: ["VaultSecretService", "VaultClient", "VaultCore", "VaultCrypto", "VaultTesting", "CSecret", "TestSupport"]

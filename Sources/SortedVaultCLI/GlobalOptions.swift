@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import VaultClient
 import VaultProtocol
 
@@ -20,22 +19,16 @@ public struct PathOptions: ParsableArguments {
     @Option(help: "The access-policy and settings directory (default: $XDG_CONFIG_HOME/sortedvault/policy, else built-in defaults).")
     public var policyDir: String?
 
-    /// The paths, with command-line overrides applied.
+    /// The options as the CLI core takes them.
+    public var cliLocation: CLILocation {
+        CLILocation(socket: socket, dataDirectory: dataDir, keyFile: keyFile, policyDirectory: policyDir)
+    }
+
+    /// The paths, with command-line overrides applied (``CLILocation/resolve(environment:)``).
     public func paths() throws -> VaultPaths {
-        let environment = ProcessInfo.processInfo.environment
-        var paths: VaultPaths
-        if let socket {
-            // With an explicit socket, XDG_RUNTIME_DIR is not needed.
-            let fallback = ["XDG_RUNTIME_DIR": (socket as NSString).deletingLastPathComponent]
-            paths = try VaultPaths.standard(environment: environment.merging(fallback) { current, _ in current })
-            paths.socket = socket
-        } else {
-            paths = try VaultPaths.standard(environment: environment)
-        }
-        if let dataDir { paths.dataDirectory = dataDir }
-        if let keyFile { paths.keyFile = keyFile }
-        if let policyDir { paths.policyDirectory = policyDir }
-        return paths
+        let paths = try cliLocation.resolve()
+        return VaultPaths(socket: paths.socket, dataDirectory: paths.dataDirectory, keyFile: paths.keyFile,
+                          policyDirectory: paths.policyDirectory, stateDirectory: paths.stateDirectory)
     }
 }
 
@@ -58,25 +51,20 @@ public struct GlobalOptions: ParsableArguments {
 
     /// A client for the daemon, started on demand unless `--no-autostart`.
     public func client() throws -> VaultClient {
-        let paths = try paths()
-        if !noAutostart { try DaemonLauncher.ensureRunning(paths: paths, options: self) }
-        return VaultClient(socketPath: paths.socket)
+        VaultClient(socketPath: try socketWithDaemon())
     }
 
     /// A login client for the daemon, started on demand unless `--no-autostart`.
     public func sessionClient() throws -> SessionClient {
-        let paths = try paths()
-        if !noAutostart { try DaemonLauncher.ensureRunning(paths: paths, options: self) }
-        return SessionClient(socketPath: paths.socket)
+        SessionClient(socketPath: try socketWithDaemon())
     }
 
-    /// The flags to pass on to a daemon started on demand.
-    public var daemonArguments: [String] {
-        var arguments: [String] = []
-        if let socket { arguments += ["--socket", socket] }
-        if let dataDir { arguments += ["--data-dir", dataDir] }
-        if let keyFile { arguments += ["--key-file", keyFile] }
-        if let policyDir { arguments += ["--policy-dir", policyDir] }
-        return arguments
+    /// The socket, where a daemon answers now unless `--no-autostart` (``DaemonAutostart``).
+    private func socketWithDaemon() throws(WireFailure) -> String {
+        let paths = try location.cliLocation.resolve()
+        guard !noAutostart, !SocketProbe.answers(at: paths.socket) else { return paths.socket }
+        let outcome = DaemonAutostart.start(location.cliLocation, paths: paths) { SocketProbe.answers(at: paths.socket) }
+        if let failure = outcome.failure { throw failure }
+        return paths.socket
     }
 }

@@ -6,12 +6,13 @@ import VaultCore
 import VaultCrypto
 import VaultProtocol
 import VaultSession
+import VaultWireClient
 
 /// The login API of the daemon (`org.sortedvault.session`) for Swift apps: save the token response
 /// once at sign-in, then ask ``autoLogin(_:)`` at every start.
 ///
 /// ```swift
-/// let sessions = SessionClient(socketPath: try VaultPaths.standard().socket)
+/// let sessions = SessionClient(socketPath: try CLILocation().resolve().socket)
 /// switch try await sessions.autoLogin(try ItemKey(service: "com.sorted.api", account: "ada")) {
 /// case .valid(let grant), .refreshed(let grant): api.token = grant.accessToken
 /// case .offline(let grant, _): grant.map { api.token = $0.accessToken } ?? showOffline()
@@ -100,24 +101,23 @@ public final class SessionClient: Sendable {
     /// calling thread: run it on a thread of its own. The first event has kind "watching".
     public func watchBlocking(service: String? = nil, account: String? = nil,
                               onEvent: ((kind: String, service: String, account: String, at: Date)) throws -> Bool) throws {
-        let connection: VarlinkConnection
+        let connection: WireConnection
         do {
             connection = try VaultClient.connect(client.socketPath, timeout: .seconds(365 * 86400))
-        } catch let error as VarlinkClientError {
+        } catch {
             throw VaultClient.vaultError(error, socketPath: client.socketPath)
         }
-        defer { connection.close() }
-        let frame = VarlinkWire.encodeCall(SessionInterface.Watch.self, .init(service: service, account: account), more: true)
+        var frame: WireBytes? = VarlinkWire.encodeCall(SessionInterface.Watch.self, .init(service: service, account: account), more: true)
         do {
-            try frame.withUnsafeBytes { bytes in
-                try connection.exchange(bytes) { reply in
-                    switch try VarlinkWire.decodeReply(SessionInterface.Watch.self, frame: reply) {
-                    case .error(let error): throw error
-                    case .reply(let reply, let continues):
-                        let event = reply.event
-                        let keepGoing = try onEvent((event.kind, event.service, event.account, Date(timeIntervalSince1970: event.at)))
-                        return continues && keepGoing
-                    }
+            while true {
+                let received = try VaultClient.receive(frame, on: connection)
+                frame = nil
+                switch try VaultClient.decode(SessionInterface.Watch.self, received) {
+                case .error(let error): throw error
+                case .reply(let reply, let continues):
+                    let event = reply.event
+                    let keepGoing = try onEvent((event.kind, event.service, event.account, Date(timeIntervalSince1970: event.at)))
+                    guard continues && keepGoing else { return }
                 }
             }
         } catch let error as RemoteError {

@@ -2,6 +2,9 @@ import Dispatch
 import Foundation
 import Synchronization
 import Varlink
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultAPI
 import VaultCore
 import VaultCrypto
@@ -12,18 +15,19 @@ import VaultWireClient
 /// Swift apps. It passes the same conformance suite as the in-process stores.
 ///
 /// ```swift
-/// let vault = try VaultClient(socketPath: VaultPaths.standard().socket)
+/// let vault = try VaultClient(socketPath: CLILocation().resolve().socket)
 /// let token = try await vault.retrieve(service: "com.sorted.api", account: "ada").secret
 /// ```
 ///
 /// The connection is opened on first use and reopened after the daemon restarts. Errors come back as
 /// the same `VaultError` codes an in-process store throws; a missing daemon is `.unavailable`.
-/// Socket I/O runs on the client's own serial queue, never on Swift's cooperative threads, so a
-/// slow daemon cannot starve the caller's other tasks (or an in-process daemon).
+/// The calls are the lean CLI's blocking ones (`WireConnection`: one framing, one reply parser),
+/// run on the client's own serial queue, never on Swift's cooperative threads, so a slow daemon
+/// cannot starve the caller's other tasks (or an in-process daemon).
 public final class VaultClient: TokenStore, LockableStore {
     let socketPath: String
     private let timeout: Duration
-    private let connection = Locked<VarlinkConnection?>(nil)
+    private let connection = Locked<WireConnection?>(nil)
     private let io = DispatchQueue(label: "sortedvault.client")
 
     public init(socketPath: String, timeout: Duration = .seconds(30)) {
@@ -129,7 +133,6 @@ public final class VaultClient: TokenStore, LockableStore {
                 } catch let error as RemoteError {
                     throw decodeError(VarlinkError(error))
                 } catch let error as VarlinkClientError {
-                    connection?.close()
                     connection = nil
                     if attempt == 0, case .connectionClosed = error { continue }
                     throw Self.vaultError(error, socketPath: socketPath)
@@ -144,26 +147,47 @@ public final class VaultClient: TokenStore, LockableStore {
 
     /// Opens a connection to this user's daemon: one whose socket ``SocketTrust`` accepts, checked
     /// before anything is sent.
-    static func connect(_ socketPath: String, timeout: Duration) throws -> VarlinkConnection {
-        try VarlinkConnection(unixSocketPath: socketPath, timeout: timeout) { SocketTrust.distrust(descriptor: $0, path: socketPath) }
+    static func connect(_ socketPath: String, timeout: Duration) throws(VarlinkClientError) -> WireConnection {
+        do throws(ConnectFailure) {
+            return try WireConnection(path: socketPath, timeoutSeconds: max(1, Int(timeout.components.seconds)))
+        } catch {
+            switch error {
+            case .unreachable(let code) where code == EACCES || code == EPERM: throw .permissionDenied(path: socketPath)
+            case .unreachable(let code): throw .unreachable(path: socketPath, reason: String(cString: strerror(code)))
+            case .untrusted(let reason): throw .untrustedPeer(path: socketPath, reason: reason)
+            }
+        }
     }
 
     /// One call and its one reply, typed: throws `RemoteError` for an error reply, `WireReplyError`
-    /// for a reply that does not fit the method.
-    static func exchange<M: VarlinkMethod>(_ method: M.Type, _ frame: WireBytes, on connection: VarlinkConnection) throws -> M.Reply {
-        var result: Result<M.Reply, RemoteError>?
-        try frame.withUnsafeBytes { bytes in
-            try connection.exchange(bytes) { reply in
-                switch try VarlinkWire.decodeReply(M.self, frame: reply) {
-                case .reply(let value, let continues):
-                    if continues { throw WireReplyError("a continuing reply to a call without more") }
-                    result = .success(value)
-                case .error(let error): result = .failure(error)
-                }
-                return false
+    /// for a reply that does not fit the method, `VarlinkClientError` for no reply.
+    static func exchange<M: VarlinkMethod>(_ method: M.Type, _ frame: WireBytes, on connection: WireConnection) throws -> M.Reply {
+        switch try decode(M.self, try receive(frame, on: connection)) {
+        case .reply(let value, let continues):
+            if continues { throw WireReplyError("a continuing reply to a call without more") }
+            return value
+        case .error(let error):
+            throw error
+        }
+    }
+
+    /// Sends `frame` (when given) and reads the next reply frame.
+    static func receive(_ frame: WireBytes?, on connection: WireConnection) throws(VarlinkClientError) -> WipedBuffer {
+        do throws(TransportFailure) {
+            if let frame { try connection.send(frame) }
+            return try connection.receiveFrame()
+        } catch {
+            switch error {
+            case .timedOut: throw .timedOut
+            case .closed: throw .connectionClosed
+            case .protocolViolation(let detail): throw .protocolViolation(detail)
             }
         }
-        return try result!.get()
+    }
+
+    /// The reply frame, typed; throws `WireReplyError` for one that does not fit the method.
+    static func decode<M: VarlinkMethod>(_ method: M.Type, _ reply: WipedBuffer) throws -> VarlinkWire.Reply<M.Reply> {
+        try reply.withUnsafeBytes { try VarlinkWire.decodeReply(M.self, frame: $0) }
     }
 
     static func vaultError(_ error: VarlinkClientError, socketPath: String) -> VaultError {

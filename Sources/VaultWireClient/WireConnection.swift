@@ -4,9 +4,10 @@ import VaultAPI
 import Glibc
 #endif
 
-/// One blocking varlink connection over a Unix socket, for a process that makes one call and exits:
-/// `socket`, `connect`, `send`, `recv` with a timeout, no threads, no event loop. Frames are JSON
-/// ended by a NUL byte (the varlink wire).
+/// One blocking varlink connection over a Unix socket: `socket`, `connect`, `send`, `recv` with a
+/// timeout, no threads, no event loop. Frames are JSON ended by a NUL byte (the varlink wire). The
+/// lean CLI makes one call on it and exits; `VaultClient` keeps one open and runs its calls on a
+/// thread of its own.
 ///
 /// ```swift
 /// let connection = try WireConnection(path: socket)
@@ -15,10 +16,13 @@ import Glibc
 /// ```
 ///
 /// The descriptor is close-on-exec, so a process that hands over to another executable after a
-/// failed call leaks nothing into it.
-public final class WireConnection {
+/// failed call leaks nothing into it. One call at a time: a caller that shares a connection between
+/// threads holds it under a lock (`VaultClient` does), hence `@unchecked Sendable`.
+public final class WireConnection: @unchecked Sendable {
     public let path: String
     private let descriptor: Int32
+    /// What came after the last frame's NUL: the start of the next reply of a streaming call.
+    private var leftover = WipedBuffer(capacity: 16)
 
     /// The largest reply accepted, as the NIO client's default.
     public static let maximumReplyBytes = 16 << 20
@@ -54,7 +58,7 @@ public final class WireConnection {
         }
         if let reason = SocketTrust.distrust(descriptor: descriptor, path: path) {
             close(descriptor)
-            throw .untrusted(SocketTrust.refusal(path: path, reason: reason))
+            throw .untrusted(reason: reason)
         }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -66,8 +70,8 @@ public final class WireConnection {
     public static func toDaemon(at path: String) throws(WireFailure) -> WireConnection? {
         do {
             return try WireConnection(path: path)
-        } catch .untrusted(let message) {
-            throw WireFailure(.permissionDenied, message)
+        } catch .untrusted(let reason) {
+            throw WireFailure(.permissionDenied, SocketTrust.refusal(path: path, reason: reason))
         } catch {
             return nil
         }
@@ -95,6 +99,11 @@ public final class WireConnection {
     /// Reads one reply frame, without its NUL, into a buffer that is wiped when released.
     public func receiveFrame() throws(TransportFailure) -> WipedBuffer {
         let frame = WipedBuffer(capacity: 8192)
+        if leftover.count > 0 {
+            let carried = leftover
+            leftover = WipedBuffer(capacity: 16)
+            if carried.withUnsafeBytes({ keep($0, in: frame) }) { return frame }
+        }
         while true {
             var failure: TransportFailure?
             var ended = false
@@ -109,9 +118,11 @@ public final class WireConnection {
                     failure = .closed
                     return 0
                 }
-                if let end = UnsafeRawBufferPointer(rebasing: out[0..<n]).firstIndex(of: 0) {
+                let received = UnsafeRawBufferPointer(rebasing: out[0..<n])
+                if let end = received.firstIndex(of: 0) {
                     ended = true
-                    return end  // bytes after the NUL would belong to a reply nobody asked for
+                    leftover.append(UnsafeRawBufferPointer(rebasing: received[(end + 1)...]))
+                    return end
                 }
                 return n
             }
@@ -122,12 +133,26 @@ public final class WireConnection {
     }
 }
 
+extension WireConnection {
+    /// Appends `bytes` to `frame` up to the first NUL, keeping what follows it for the next frame;
+    /// true when the frame is whole.
+    private func keep(_ bytes: UnsafeRawBufferPointer, in frame: WipedBuffer) -> Bool {
+        guard let end = bytes.firstIndex(of: 0) else {
+            frame.append(bytes)
+            return false
+        }
+        frame.append(UnsafeRawBufferPointer(rebasing: bytes[..<end]))
+        leftover.append(UnsafeRawBufferPointer(rebasing: bytes[(end + 1)...]))
+        return true
+    }
+}
+
 /// Why no connection was made.
 public enum ConnectFailure: Error {
     /// `connect` failed with this `errno`: no daemon answers there.
     case unreachable(code: Int32)
-    /// Something answers, but not this user's daemon (``SocketTrust``): the whole message.
-    case untrusted(String)
+    /// Something answers, but not this user's daemon (``SocketTrust``): why not, in words.
+    case untrusted(reason: String)
 }
 
 /// Why a call got no reply.

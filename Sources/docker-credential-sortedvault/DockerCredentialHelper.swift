@@ -22,7 +22,7 @@ struct DockerCredentialHelper: AsyncParsableCommand {
 
     /// No action: the reference helpers' usage line on standard output, exit 1.
     func run() async throws {
-        HelperOutput.write(Array("Usage: docker-credential-sortedvault <store|get|erase|list|version>\n".utf8))
+        StandardStreams.writeToStandardOutput(Array("Usage: docker-credential-sortedvault <store|get|erase|list|version>\n".utf8))
         throw ExitCode(1)
     }
 }
@@ -32,10 +32,13 @@ func dockerAction(_ global: GlobalOptions, _ body: (DockerCredentialStore) async
     do {
         try await body(DockerCredentialStore(store: try global.client()))
     } catch let error as DockerCredentialError {
-        HelperOutput.write(Array((error.description + "\n").utf8))
+        StandardStreams.writeToStandardOutput(Array((error.description + "\n").utf8))
         throw ExitCode(1)
     } catch let error as VaultError {
-        HelperOutput.write(Array((error.reason + "\n").utf8))
+        StandardStreams.writeToStandardOutput(Array((error.reason + "\n").utf8))
+        throw ExitCode(1)
+    } catch let error as WireFailure {
+        StandardStreams.writeToStandardOutput(Array((error.message + "\n").utf8))
         throw ExitCode(1)
     }
 }
@@ -59,7 +62,7 @@ struct DockerGet: AsyncParsableCommand {
 
     func run() async throws {
         try await dockerAction(global) { helper in
-            HelperOutput.write(try await helper.get(try SecretInput.readAll(fd: 0, limit: 65536, what: "the server URL")))
+            StandardStreams.writeToStandardOutput(try await helper.get(try SecretInput.readAll(fd: 0, limit: 65536, what: "the server URL")))
         }
     }
 }
@@ -82,7 +85,7 @@ struct DockerList: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        try await dockerAction(global) { helper in HelperOutput.write(try await helper.list()) }
+        try await dockerAction(global) { helper in StandardStreams.writeToStandardOutput(try await helper.list()) }
     }
 }
 
@@ -90,6 +93,6 @@ struct DockerVersion: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "version", abstract: "Print the helper's version.")
 
     func run() {
-        HelperOutput.write(Array("docker-credential-sortedvault (sortedvault) 0.1.0\n".utf8))
+        StandardStreams.writeToStandardOutput(Array("docker-credential-sortedvault (sortedvault) 0.1.0\n".utf8))
     }
 }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import CredentialHelpers
-import Foundation
 import SortedVaultCLI
 import VaultClient
 import VaultCore
@@ -38,8 +37,8 @@ struct GitCredentialHelper: AsyncParsableCommand {
             case "get":
                 var notes: [String] = []
                 let answer = try await helper.get(request, notes: &notes)
-                for note in notes { FileHandle.standardError.write(Data("git-credential-sortedvault: \(note)\n".utf8)) }
-                if let answer { HelperOutput.write(answer) }
+                for note in notes { StandardStreams.reportError(note, program: "git-credential-sortedvault") }
+                if let answer { StandardStreams.writeToStandardOutput(answer) }
             case "store": try await helper.store(request)
             default: try await helper.erase(request)
             }
@@ -47,11 +46,13 @@ struct GitCredentialHelper: AsyncParsableCommand {
             throw report(error.description)
         } catch let error as VaultError {
             throw report(error.reason)
+        } catch let error as WireFailure {
+            throw report(error.message)
         }
     }
 
     private func report(_ message: String) -> ExitCode {
-        FileHandle.standardError.write(Data("git-credential-sortedvault: \(message)\n".utf8))
+        StandardStreams.reportError(message, program: "git-credential-sortedvault")
         return ExitCode(1)
     }
 }

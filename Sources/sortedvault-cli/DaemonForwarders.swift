@@ -1,6 +1,5 @@
 import ArgumentParser
 import SortedVaultCLI
-import VaultCore
 
 /// `sortedvault init …`, `recover …` and `daemon …` run `sortedvault-daemon`, which holds the code
 /// that needs libcurl and libsecret. Their options are declared here too (the same
@@ -34,10 +33,7 @@ enum DaemonSideCommand {
     static func run(_ verb: String) throws {
         let arguments = CommandLineOrder.arguments
         let index = arguments.firstIndex(of: verb) ?? -1
-        do {
-            try DaemonExecutable.exec([verb] + arguments[(index + 1)...])
-        } catch let error as VaultError {
-            throw fail(error.reason, .failure)
-        }
+        let failure = Sibling.exec(DaemonAutostart.daemonName, [verb] + arguments[(index + 1)...])
+        throw fail(failure.message, failure.status)
     }
 }

@@ -41,8 +41,7 @@ struct Store: AsyncParsableCommand {
             }
             let options = try StoreOptions(label: label, attributes: pairs, expiresAt: expiresIn.map { Date().addingTimeInterval($0) })
             let key = try ItemKey(service: service, account: account)
-            let secret = try SecretInput.secret(prompt: "Secret for \(service)/\(account): ")
-            guard secret.count > 0 else { throw VaultError.invalidArgument(SecretText.empty) }
+            let secret = try SecretInput.secretToStore(prompt: "Secret for \(service)/\(account): ")
             try await global.client().store(secret, for: key, options: options, keepingStored: true)
         }
     }
@@ -58,7 +57,7 @@ struct Retrieve: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let item = try await global.client().retrieve(ItemKey(service: service, account: account))
-            SecretInput.writeToStandardOutput(item.secret)
+            StandardStreams.writeToStandardOutput(item.secret)
         }
     }
 }

@@ -136,7 +136,7 @@ struct SessionRefresh: AsyncParsableCommand {
 /// Writes the token (if any) to stdout and exits with the outcome's code.
 private func printOutcome(_ result: AutoLoginResult) throws {
     if let grant = result.grant {
-        SecretInput.writeToStandardOutput(grant.accessToken)
+        StandardStreams.writeToStandardOutput(grant.accessToken)
         if isatty(1) == 1 { print() }
     }
     switch result {

@@ -14,16 +14,6 @@ enum HotCall {
     static let vault = "org.sortedvault.vault."
     static let session = "org.sortedvault.session."
 
-    /// The socket the full CLI would use: `--socket`, else `$XDG_RUNTIME_DIR/sortedvault/socket`;
-    /// nil (hand over, for the full CLI's message) when XDG_RUNTIME_DIR is unset or relative.
-    static func socketPath(_ command: HotCommand) -> String? {
-        if let socket = command.socket { return socket }
-        guard let raw = getenv("XDG_RUNTIME_DIR") else { return nil }
-        let runtime = String(cString: raw)
-        guard runtime.hasPrefix("/") else { return nil }
-        return runtime + "/sortedvault/socket"
-    }
-
     static func run(_ command: HotCommand, over connection: WireConnection) throws(WireFailure) {
         switch command.verb {
         case .retrieve:
@@ -32,7 +22,7 @@ enum HotCall {
             let reply = try WireReply.decode(VaultInterface.Retrieve.self, frame, errors: WireFailure.vault)
             StandardStreams.writeToStandardOutput(reply.secret)
         case .store:
-            let secret = try StandardStreams.readSecret()
+            let secret = try SecretInput.secretToStore(prompt: "Secret for \(command.service)/\(command.account): ")
             let request = VaultInterface.Store.Request(
                 service: command.service, account: command.account, secret: secret, label: command.label,
                 attributes: command.attributes.isEmpty ? nil : Dictionary(command.attributes) { _, last in last },

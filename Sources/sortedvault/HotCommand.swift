@@ -1,3 +1,5 @@
+import VaultWireClient
+
 /// The commands the lean front answers itself, recognised by hand: `retrieve`, `store`, `delete`,
 /// `session autologin` and `status` (without `--json`), with the options the full command tree gives them. Anything else, or
 /// anything here it is not sure of (help, an unknown or repeated option, a name that is not plain
@@ -10,11 +12,8 @@ struct HotCommand: Equatable {
     var verb: Verb
     var service = ""
     var account = ""
-    var socket: String?
-    /// Passed on to a daemon started on demand, as the full CLI does.
-    var dataDir: String?
-    var keyFile: String?
-    var policyDir: String?
+    /// `--socket`, `--data-dir`, `--key-file`, `--policy-dir`.
+    var location = CLILocation()
     var noAutostart = false
     var label: String?
     /// Distinct names in first-seen order; a repeated name keeps its last value (as a dictionary).
@@ -22,8 +21,7 @@ struct HotCommand: Equatable {
     var expiresIn: Double?
 
     static func == (lhs: HotCommand, rhs: HotCommand) -> Bool {
-        lhs.verb == rhs.verb && lhs.service == rhs.service && lhs.account == rhs.account && lhs.socket == rhs.socket
-            && lhs.dataDir == rhs.dataDir && lhs.keyFile == rhs.keyFile && lhs.policyDir == rhs.policyDir
+        lhs.verb == rhs.verb && lhs.service == rhs.service && lhs.account == rhs.account && lhs.location == rhs.location
             && lhs.noAutostart == rhs.noAutostart
             && lhs.label == rhs.label && lhs.expiresIn == rhs.expiresIn
             && lhs.attributes.elementsEqual(rhs.attributes) { $0 == $1 }
@@ -71,16 +69,16 @@ struct HotCommand: Equatable {
                 command.noAutostart = true
             case "--socket":
                 guard let path = value() else { return nil }
-                command.socket = path
+                command.location.socket = path
             case "--data-dir":
                 guard let path = value() else { return nil }
-                command.dataDir = path
+                command.location.dataDirectory = path
             case "--key-file":
                 guard let path = value() else { return nil }
-                command.keyFile = path
+                command.location.keyFile = path
             case "--policy-dir":
                 guard let path = value() else { return nil }
-                command.policyDir = path
+                command.location.policyDirectory = path
             case "--label" where verb == .store:
                 guard let text = value(), isPlainText(text, maxBytes: 1024, allowEmpty: true) else { return nil }
                 command.label = text

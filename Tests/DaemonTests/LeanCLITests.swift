@@ -23,6 +23,7 @@ extension DaemonSuite {
             // status names the daemon's uptime, which may tick between the two runs.
             func steady(_ output: Data) -> String {
                 String(decoding: output, as: UTF8.self).replacing(#/, up [0-9dhms ]+/#, with: ", up …")
+                    .replacing(#/"uptimeSeconds" : [0-9]+/#, with: #""uptimeSeconds" : …"#)
             }
             #expect(steady(lean.stdout) == steady(full.stdout), "\(arguments): standard output differs", sourceLocation: sourceLocation)
             #expect(lean.stderr == full.stderr, "\(arguments): \(lean.stderr) vs \(full.stderr)", sourceLocation: sourceLocation)

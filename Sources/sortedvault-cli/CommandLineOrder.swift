@@ -5,15 +5,15 @@
 /// ```swift
 /// CommandLineOrder.reordered(["--socket", "S", "session", "list"])  // ["session", "list", "--socket", "S"]
 /// ```
-public enum CommandLineOrder {
+enum CommandLineOrder {
     /// Options that take a value, and flags, that ``GlobalOptions`` declares.
     static let valued: Set<String> = ["--socket", "--data-dir", "--key-file", "--policy-dir"]
     static let flags: Set<String> = ["--no-autostart"]
 
     /// This process's arguments (without the program), reordered.
-    public static let arguments = reordered(Array(CommandLine.arguments.dropFirst()))
+    static let arguments = reordered(Array(CommandLine.arguments.dropFirst()))
 
-    public static func reordered(_ arguments: [String]) -> [String] {
+    static func reordered(_ arguments: [String]) -> [String] {
         var moved: [String] = []
         var index = 0
         while index < arguments.count {

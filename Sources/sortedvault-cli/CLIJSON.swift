@@ -7,22 +7,22 @@ import Foundation
 /// ```swift
 /// print(CLIJSON.text(.object(reply)))   // keys ending in "At" are times
 /// ```
-public enum CLIJSON {
-    public static func text(_ value: JSONValue, isTime: (String) -> Bool = { $0.hasSuffix("At") }) -> String {
+enum CLIJSON {
+    static func text(_ value: JSONValue, isTime: (String) -> Bool = { $0.hasSuffix("At") }) -> String {
         let object = foundation(value, key: nil, isTime: isTime)
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])) ?? Data()
         return String(decoding: data, as: UTF8.self)
     }
 
     /// Encodable values (`VaultStatus`, rows) in the same style.
-    public static func text<Value: Encodable>(_ value: Value) throws -> String {
+    static func text<Value: Encodable>(_ value: Value) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    public static func time(_ date: Date) -> String { date.formatted(.iso8601) }
+    static func time(_ date: Date) -> String { date.formatted(.iso8601) }
 
     private static func foundation(_ value: JSONValue, key: String?, isTime: (String) -> Bool) -> Any {
         switch value {

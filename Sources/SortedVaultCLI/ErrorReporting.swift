@@ -1,9 +1,7 @@
 import ArgumentParser
-import Foundation
 import VaultCore
-import VaultProtocol
 
-@_exported import enum VaultWireClient.ExitStatus
+@_exported import VaultWireClient
 
 /// The documented exit codes (``ExitStatus``, shared with the lean `sortedvault` front) for vault errors.
 extension ExitStatus {
@@ -23,17 +21,17 @@ extension ExitStatus {
 
 /// Prints `message` to stderr as `sortedvault: message` and exits with `status`.
 public func fail(_ message: String, _ status: ExitStatus) -> ExitCode {
-    FileHandle.standardError.write(Data("sortedvault: \(message)\n".utf8))
+    StandardStreams.reportError(message)
     return ExitCode(status.rawValue)
 }
 
-/// Runs a command body, turning a `VaultError` into its message and exit code.
+/// Runs a command body, turning a `VaultError` or a ``WireFailure`` into its message and exit code.
 public func reportingErrors(_ body: () async throws -> Void) async throws {
     do {
         try await body()
     } catch let error as VaultError {
         throw fail(error.reason, ExitStatus(error.code))
-    } catch let error as PathError {
-        throw fail(error.description, .usage)
+    } catch let error as WireFailure {
+        throw fail(error.message, error.status)
     }
 }
