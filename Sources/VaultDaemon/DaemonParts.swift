@@ -113,8 +113,8 @@ struct DaemonParts: Sendable {
         let service = VaultService(
             vault: vault, items: KeyringBackends.itemStore(for: settings, vault: vault, clock: configuration.clock),
             access: access, throttle: UnlockThrottle(clock: configuration.clock),
-            activity: activity, settings: settings, keyFilePath: paths.keyFile, clock: configuration.clock, logger: logger,
-            onUnlock: workLoop.vaultUnlocked)
+            activity: activity, settings: settings, keyFilePath: paths.keyFile, clock: configuration.clock,
+            sleeper: configuration.sleeper, logger: logger, onUnlock: workLoop.vaultUnlocked)
         let sessionService = SessionService(sessions: sessions, access: access, activity: activity,
                                             clock: configuration.clock, logger: logger)
         let server = VarlinkServer(

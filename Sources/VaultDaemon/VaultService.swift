@@ -33,7 +33,8 @@ final class VaultService: VarlinkInterface {
 
     /// - Parameter onUnlock: runs after every successful unlock (the session manager resumes its work).
     init(vault: EncryptedVault, items: (any TokenStore)? = nil, access: AccessControl, throttle: UnlockThrottle, activity: ActivityClock,
-         settings: DaemonSettings, keyFilePath: String, clock: any VaultClock, logger: Logger, onUnlock: @escaping @Sendable () -> Void = {}) {
+         settings: DaemonSettings, keyFilePath: String, clock: any VaultClock, sleeper: any Clock<Duration> = ContinuousClock(),
+         logger: Logger, onUnlock: @escaping @Sendable () -> Void = {}) {
         self.vault = vault
         self.clock = clock
         startedAt = clock.now
@@ -45,7 +46,9 @@ final class VaultService: VarlinkInterface {
         self.settings = settings
         self.logger = logger
         self.onUnlock = onUnlock
-        unlockWithoutPassphrase = NonInteractiveUnlock(vault: vault, keyFilePath: keyFilePath)
+        var unlock = NonInteractiveUnlock(vault: vault, keyFilePath: keyFilePath)
+        unlock.sleeper = sleeper
+        unlockWithoutPassphrase = unlock
     }
 
     /// Every secret parameter of the interface's calls, diverted from the frame into secure memory.
