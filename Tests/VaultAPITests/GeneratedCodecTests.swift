@@ -46,14 +46,14 @@ import VaultCrypto
         try check(I.Save.self, .init(service: "s", account: "a", tokenResponse: ["token_type": "Bearer"],
                                      tokens: ["access_token": SecureBytes(copying: Array("t".utf8))], provider: provider, maxLifetimeSeconds: 60),
                   .init(session: Self.state), covered)
-        try check(I.AutoLogin.self, .init(service: "s", account: "a"), .init(outcome: "valid", grant: Self.grant), covered)
-        try check(I.Refresh.self, .init(service: "s", account: "a"), .init(outcome: "reauthRequired", reason: "revoked"), covered)
+        try check(I.AutoLogin.self, .init(service: "s", account: "a"), .init(outcome: .valid, grant: Self.grant), covered)
+        try check(I.Refresh.self, .init(service: "s", account: "a"), .init(outcome: .reauthRequired, reason: "revoked"), covered)
         try check(I.Logout.self, .init(service: "s", account: "a"),
                   .init(wasLoggedIn: true, revoked: false, revocationQueued: true, providerCannotRevoke: false), covered)
         try check(I.Status.self, .init(service: "s", account: "a"), .init(session: Self.state), covered)
         try check(I.List.self, .init(service: nil), .init(logins: [.init(service: "s", account: "a", providerKind: "oidc", userId: nil, state: "expired",
                                                                         accessTokenExpiresAt: 1, hasRefreshToken: true)]), covered)
-        try check(I.Watch.self, .init(service: "s", account: nil), .init(event: .init(kind: "saved", service: "s", account: "a", at: 12)), covered)
+        try check(I.Watch.self, .init(service: "s", account: nil), .init(event: .init(kind: .saved, service: "s", account: "a", at: 12)), covered)
         #expect(covered.methods == Set(I.Method.allCases.map(\.rawValue)), "a session method has no round trip here")
     }
 
