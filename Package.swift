@@ -75,8 +75,10 @@ let package = Package(
         .target(name: "BoundedJSON"),
         // One request and one reply type per method of both interfaces, converting to and from the
         // wire in one place; secrets go between the frame and SecureBytes without a String. No
-        // Foundation, no NIO: the daemon, VaultClient and the lean CLI all use it.
-        .target(name: "VaultAPI", dependencies: ["BoundedJSON", "VaultCrypto"]),
+        // Foundation, no NIO: the daemon, VaultClient and the lean CLI all use it. The types are
+        // generated at build time from interfaces/*.varlink (plugin GenerateInterfaceCode); the
+        // wire runtime they run on is written by hand.
+        .target(name: "VaultAPI", dependencies: ["BoundedJSON", "VaultCrypto"], plugins: ["GenerateInterfaceCode"]),
         .target(
             name: "VaultSession",
             dependencies: ["VaultCore", "VaultCrypto", "BoundedJSON", .product(name: "Logging", package: "swift-log")]
@@ -113,18 +115,13 @@ let package = Package(
             name: "varlink-certification-server",
             dependencies: ["Varlink", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"), .product(name: "Logging", package: "swift-log")]
         ),
-        // The interface files are embedded at build time (plugin EmbedInterfaceFiles): the daemon
-        // serves interfaces/*.varlink themselves, not a Swift copy.
-        .target(
-            name: "VaultProtocol",
-            dependencies: ["Varlink", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession"],
-            plugins: ["EmbedInterfaceFiles"]
-        ),
-        // The varlink IDL parser: the build tool checks interfaces/*.varlink with it (a bad file is a
-        // build error at its line and column) before embedding them.
+        .target(name: "VaultProtocol", dependencies: ["Varlink", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession"]),
+        // The varlink IDL parser and the Swift generator: the build tool reads interfaces/*.varlink
+        // with them (a bad or unsupported file is a build error at its line and column) and writes
+        // VaultAPI's generated types, which embed the files themselves for the daemon to serve.
         .target(name: "VarlinkIDL"),
-        .executableTarget(name: "embed-interface-files", dependencies: ["VarlinkIDL"], path: "Sources/embed-interface-files"),
-        .plugin(name: "EmbedInterfaceFiles", capability: .buildTool(), dependencies: ["embed-interface-files"]),
+        .executableTarget(name: "generate-interface-code", dependencies: ["VarlinkIDL"], path: "Sources/generate-interface-code"),
+        .plugin(name: "GenerateInterfaceCode", capability: .buildTool(), dependencies: ["generate-interface-code"]),
         .target(
             name: "VaultDaemon",
             dependencies: [

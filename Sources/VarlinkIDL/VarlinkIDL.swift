@@ -5,7 +5,7 @@
 /// error.
 
 /// A type as written in the IDL.
-public indirect enum IDLType: Equatable, Sendable {
+public indirect enum IDLType: Hashable, Sendable {
     case bool, int, float, string, object
     case named(String)
     case optional(IDLType)
@@ -17,16 +17,18 @@ public indirect enum IDLType: Equatable, Sendable {
 
 /// A struct field with the comment lines written directly above it (where tags such as
 /// `@secret` live).
-public struct IDLField: Equatable, Sendable {
+public struct IDLField: Hashable, Sendable {
     public var name: String
     public var type: IDLType
     public var doc: [String]
     public var line: Int
-    public init(name: String, type: IDLType, doc: [String] = [], line: Int = 0) {
+    public var column: Int
+    public init(name: String, type: IDLType, doc: [String] = [], line: Int = 0, column: Int = 0) {
         self.name = name
         self.type = type
         self.doc = doc
         self.line = line
+        self.column = column
     }
 }
 
@@ -40,6 +42,9 @@ public struct IDLMember: Equatable, Sendable {
     public var name: String
     public var kind: Kind
     public var doc: [String]
+    /// Where the member's keyword starts.
+    public var line = 0
+    public var column = 0
 }
 
 public struct IDLInterface: Equatable, Sendable {
@@ -214,7 +219,7 @@ private struct Parser {
         while peek() != nil {
             let doc = takeDoc()
             let (ml, mc) = (line, column)
-            let member: IDLMember
+            var member: IDLMember
             if consume("type ") {
                 let name = try typeName("type name")
                 member = IDLMember(name: name, kind: .type(try structOrEnum(depth: 1)), doc: doc)
@@ -230,6 +235,8 @@ private struct Parser {
             } else {
                 throw fail("expected 'type', 'method' or 'error'")
             }
+            member.line = ml
+            member.column = mc
             guard names.insert(member.name).inserted else {
                 throw IDLError(line: ml, column: mc, message: "'\(member.name)' is declared twice")
             }
@@ -272,7 +279,7 @@ private struct Parser {
                 values.append(name)
             } else {
                 guard hasType else { throw fail("expected ':' after field '\(name)'") }
-                fields.append(IDLField(name: name, type: try type(depth: depth + 1), doc: doc, line: fl))
+                fields.append(IDLField(name: name, type: try type(depth: depth + 1), doc: doc, line: fl, column: fc))
             }
         } while consume(",")
         try expect(")")

@@ -70,6 +70,12 @@ public struct SecretLimits: Sendable, Equatable {
     /// The same paths under the message's `parameters` member, as the frame parser matches them.
     public var messagePaths: Set<String> { Set(limits.keys.map { "parameters." + $0 }) }
 
+    /// The same paths below the member `name` (`clientSecret` → `provider.clientSecret`).
+    public func under(_ name: String) -> SecretLimits {
+        SecretLimits(limits: Dictionary(uniqueKeysWithValues: limits.map { (name + "." + $0.key, $0.value) }),
+                     text: Set(text.map { name + "." + $0 }))
+    }
+
     public func merging(_ other: SecretLimits) -> SecretLimits {
         SecretLimits(limits: limits.merging(other.limits) { max($0, $1) }, text: text.union(other.text))
     }

@@ -116,7 +116,7 @@ public final class SessionClient: Sendable {
                 case .error(let error): throw error
                 case .reply(let reply, let continues):
                     let event = reply.event
-                    let keepGoing = try onEvent((event.kind, event.service, event.account, Date(timeIntervalSince1970: event.at)))
+                    let keepGoing = try onEvent((event.kind.rawValue, event.service, event.account, Date(timeIntervalSince1970: event.at)))
                     guard continues && keepGoing else { return }
                 }
             }

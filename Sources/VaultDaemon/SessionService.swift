@@ -119,7 +119,7 @@ final class SessionService: VarlinkInterface {
         try access.require(peer, "session.watch", service: service, interface: name)
         let events = await sessions.events()
         let watching = SessionInterface.Watch.Reply(
-            event: .init(kind: "watching", service: service ?? "", account: account ?? "", at: clock.now.timeIntervalSince1970))
+            event: .init(kind: .watching, service: service ?? "", account: account ?? "", at: clock.now.timeIntervalSince1970))
         try await context.reply(.typed(watching))
         for await event in events {
             if context.isConnectionClosed { break }

@@ -5,5 +5,5 @@ import VaultAPI
 /// ``VaultInterfaceDescription``).
 public enum SessionInterfaceDescription {
     public static let name = SessionInterface.name
-    public static let text = String(decoding: InterfaceFiles.org_sortedvault_session, as: UTF8.self)
+    public static let text = String(decoding: SessionInterface.file, as: UTF8.self)
 }

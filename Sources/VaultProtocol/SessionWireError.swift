@@ -23,46 +23,43 @@ public enum SessionWireError {
 
     /// The interface's error for a vault error.
     public static func encode(_ error: VaultError, key: ItemKey?) -> VarlinkError {
+        typealias I = SessionInterface
         switch error.code {
-        case .notFound:
-            return VarlinkError(name: noSession, parameters: ["service": .string(key?.service ?? ""), "account": .string(key?.account ?? "")])
-        case .locked:
-            return VarlinkError(name: locked)
-        case .invalidArgument:
-            return VarlinkError(name: invalidParameter, parameters: ["parameter": "", "reason": .string(error.reason)])
-        case .permissionDenied:
-            return VarlinkError(name: permissionDenied, parameters: ["operation": "", "reason": .string(error.reason)])
-        case .providerRejected:
-            return VarlinkError(name: providerRejected, parameters: ["error": "", "reason": .string(error.reason)])
-        case .integrityFailure:
-            return VarlinkError(name: integrityFailure, parameters: ["reason": .string(error.reason)])
-        default:
-            return VarlinkError(name: storageFailure, parameters: ["reason": .string(error.reason)])
+        case .notFound: return VarlinkError(I.NoSession(service: key?.service ?? "", account: key?.account ?? ""))
+        case .locked: return VarlinkError(I.Locked())
+        case .invalidArgument: return VarlinkError(I.InvalidParameter(parameter: "", reason: error.reason))
+        case .permissionDenied: return VarlinkError(I.PermissionDenied(operation: ""))
+        case .providerRejected: return VarlinkError(I.ProviderRejected(error: "", reason: error.reason))
+        case .integrityFailure: return VarlinkError(I.IntegrityFailure(reason: error.reason))
+        default: return VarlinkError(I.StorageFailure(reason: error.reason))
         }
     }
 
-    /// The vault error a client reports for an error reply of this interface.
+    /// The vault error a client reports for an error reply of this interface; each declared error
+    /// is read by its generated type (see ``VaultWireError/decode(_:)``).
     public static func decode(_ error: VarlinkError) -> VaultError {
-        let reason = error.parameters["reason"]?.stringValue
+        typealias I = SessionInterface
+        let parameters = error.parameters
         switch error.name {
-        case noSession:
-            let service = error.parameters["service"]?.stringValue ?? ""
-            let account = error.parameters["account"]?.stringValue ?? ""
-            return VaultError(.notFound, "no login is stored for service \(service.debugDescription), account \(account.debugDescription); sign in")
-        case locked:
+        case I.NoSession.name:
+            let missing = I.NoSession.decode(parameters)
+            return VaultError(.notFound, "no login is stored for service \((missing?.service ?? "").debugDescription), account \((missing?.account ?? "").debugDescription); sign in")
+        case I.Locked.name:
             return VaultError(.locked, "the vault is locked: run `sortedvault unlock`")
-        case permissionDenied:
-            let operation = error.parameters["operation"]?.stringValue ?? "this"
+        case I.PermissionDenied.name:
+            let operation = I.PermissionDenied.decode(parameters)?.operation ?? "this"
             return VaultError(.permissionDenied,
                 "the daemon's access policy does not allow \(operation); ask the vault's owner to add a rule to its policy")
-        case invalidParameter:
-            return VaultError(.invalidArgument, reason ?? "invalid parameter \(error.parameters["parameter"]?.stringValue ?? "")")
-        case providerRejected:
-            return VaultError(.providerRejected, reason ?? "the provider refused the request")
-        case integrityFailure:
-            return VaultError(.integrityFailure, reason ?? "a stored login failed its integrity check")
-        case storageFailure:
-            return VaultError(.storageFailure, reason ?? "the daemon's store failed")
+        case I.InvalidParameter.name:
+            let invalid = I.InvalidParameter.decode(parameters)
+            return VaultError(.invalidArgument, invalid?.reason ?? "invalid parameter \(parameters["parameter"]?.stringValue ?? "")")
+        case I.ProviderRejected.name:
+            // Read leniently: a reply with a reason but no provider error code still says why.
+            return VaultError(.providerRejected, parameters["reason"]?.stringValue ?? "the provider refused the request")
+        case I.IntegrityFailure.name:
+            return VaultError(.integrityFailure, I.IntegrityFailure.decode(parameters)?.reason ?? "a stored login failed its integrity check")
+        case I.StorageFailure.name:
+            return VaultError(.storageFailure, I.StorageFailure.decode(parameters)?.reason ?? "the daemon's store failed")
         default:
             return VaultWireError.decode(error)
         }

@@ -74,3 +74,14 @@ extension VaultInterface.Store.Request {
         }
     }
 }
+
+extension SessionInterface.LoginName {
+    public init(_ key: ItemKey) {
+        self.init(service: key.service, account: key.account)
+    }
+
+    /// The validated key, by the same rules as an item's.
+    public func key() throws(WireParameterError) -> ItemKey {
+        try VaultInterface.ItemName(service: service, account: account).key()
+    }
+}

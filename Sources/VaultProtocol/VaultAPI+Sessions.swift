@@ -23,12 +23,14 @@ extension AccessGrant {
 extension SessionInterface.LoginOutcome {
     public init(_ result: AutoLoginResult) {
         var reason: String?
+        let outcome: SessionInterface.Outcome
         switch result {
-        case .reauthRequired(let why): reason = why.rawValue
-        case .offline(_, let why): reason = why
-        case .valid, .refreshed: break
+        case .reauthRequired(let why): (outcome, reason) = (.reauthRequired, why.rawValue)
+        case .offline(_, let why): (outcome, reason) = (.offline, why)
+        case .valid: outcome = .valid
+        case .refreshed: outcome = .refreshed
         }
-        self.init(outcome: result.outcome, grant: result.grant.map(SessionInterface.Grant.init), reason: reason)
+        self.init(outcome: outcome, grant: result.grant.map(SessionInterface.Grant.init), reason: reason)
     }
 }
 
@@ -37,18 +39,16 @@ extension AutoLoginResult {
     public init(wire reply: SessionInterface.LoginOutcome) throws {
         let grant = reply.grant.map(AccessGrant.init(wire:))
         switch reply.outcome {
-        case "valid":
+        case .valid:
             guard let grant else { throw SessionWireError.malformed("AutoLogin") }
             self = .valid(grant)
-        case "refreshed":
+        case .refreshed:
             guard let grant else { throw SessionWireError.malformed("AutoLogin") }
             self = .refreshed(grant)
-        case "reauthRequired":
+        case .reauthRequired:
             self = .reauthRequired(ReauthReason(rawValue: reply.reason ?? "") ?? .noSession)
-        case "offline":
+        case .offline:
             self = .offline(grant, reason: reply.reason ?? "")
-        default:
-            throw SessionWireError.malformed("AutoLogin")
         }
     }
 }
@@ -87,7 +87,15 @@ extension SessionListEntry {
 
 extension SessionInterface.Event {
     public init(_ event: SessionEvent) {
-        self.init(kind: event.kind.rawValue, service: event.key.service, account: event.key.account, at: event.at.timeIntervalSince1970)
+        let kind: SessionInterface.EventKind
+        switch event.kind {
+        case .saved: kind = .saved
+        case .refreshed: kind = .refreshed
+        case .expired: kind = .expired
+        case .reauthRequired: kind = .reauthRequired
+        case .loggedOut: kind = .loggedOut
+        }
+        self.init(kind: kind, service: event.key.service, account: event.key.account, at: event.at.timeIntervalSince1970)
     }
 }
 

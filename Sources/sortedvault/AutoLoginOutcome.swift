@@ -10,24 +10,22 @@ import Glibc
 /// standard output (a newline after it only on a terminal), then exit 0 (valid, refreshed),
 /// 8 (sign in again) or 9 (offline), with the reason on standard error.
 enum AutoLoginOutcome {
-    /// As `SessionClient.autoLogin` decoded it: valid and refreshed need a grant, an unknown
-    /// outcome is a malformed reply.
+    /// As `SessionClient.autoLogin` decoded it: valid and refreshed need a grant (an unknown
+    /// outcome was refused as a malformed reply when it was decoded).
     static func report(_ reply: SessionInterface.LoginOutcome) throws(WireFailure) {
         let token = reply.grant?.accessToken
         let reason = reply.reason ?? ""
         switch reply.outcome {
-        case "valid", "refreshed":
+        case .valid, .refreshed:
             guard let token else { throw .malformed("AutoLogin") }
             write(token)
-        case "reauthRequired":
+        case .reauthRequired:
             // The daemon sends no grant with this outcome; AutoLoginResult.grant is nil for it.
             throw WireFailure(.reauthRequired, "sign in again: \(explanation(reason))")
-        case "offline":
+        case .offline:
             if let token { write(token) }
             let cached = token == nil ? "no valid token is cached" : "the cached token is still valid"
             throw WireFailure(.offline, "offline: \(reason); \(cached); nothing was deleted")
-        default:
-            throw .malformed("AutoLogin")
         }
     }
 

@@ -56,7 +56,7 @@ import VarlinkIDL
         }
         #expect(fields.map(\.type) == [
             .bool, .int, .float, .string, .object, .optional(.string), .array(.int), .map(.named("Thing")),
-            .structure([IDLField(name: "inner", type: .optional(.array(.string)), line: 15)]),
+            .structure([IDLField(name: "inner", type: .optional(.array(.string)), line: 15, column: 12)]),
             .enumeration(["red", "green_light", "blue"]),
             .optional(.array(.optional(.int))),
         ])
@@ -64,9 +64,9 @@ import VarlinkIDL
         #expect(fields[0].doc == [])
         #expect(interface.members[1].kind == .type(.enumeration(["red", "green", "blue"])))
         #expect(interface.members[2].kind == .method(
-            input: [IDLField(name: "name", type: .string, line: 22)],
-            output: [IDLField(name: "thing", type: .optional(.named("Thing")), line: 22),
-                     IDLField(name: "colour", type: .named("Colour"), line: 22)]))
+            input: [IDLField(name: "name", type: .string, line: 22, column: 12)],
+            output: [IDLField(name: "thing", type: .optional(.named("Thing")), line: 22, column: 30),
+                     IDLField(name: "colour", type: .named("Colour"), line: 22, column: 45)]))
         #expect(interface.members[3].kind == .method(input: [], output: []))
         #expect(interface.members[5].kind == .error([]))
     }

@@ -63,7 +63,7 @@ import VaultCrypto
 
     @Test func anAutoLoginReplyWithAGrantRoundTrips() throws {
         let reply = SessionInterface.LoginOutcome(
-            outcome: "valid", grant: .init(accessToken: secret, tokenType: "Bearer", expiresAt: 1_800_000_000, scopes: ["a", "b"]))
+            outcome: .valid, grant: .init(accessToken: secret, tokenType: "Bearer", expiresAt: 1_800_000_000, scopes: ["a", "b"]))
         let frame = VarlinkWire.encodeReply(reply, continues: true)
         let decoded = try frame.withUnsafeBytes { raw in
             try VarlinkWire.decodeReply(SessionInterface.AutoLogin.self, frame: UnsafeRawBufferPointer(rebasing: raw[..<(raw.count - 1)]))
@@ -130,7 +130,7 @@ import VaultCrypto
                                                                     clientSecret: secret, apiKey: SecureBytes(copying: [7])),
                                                     maxLifetimeSeconds: 3600))
         try roundTrip(SessionInterface.Logout.Reply(wasLoggedIn: true, revoked: false, revocationQueued: true, providerCannotRevoke: false))
-        try roundTrip(SessionInterface.Watch.Reply(event: .init(kind: "saved", service: "s", account: "a", at: 12)))
+        try roundTrip(SessionInterface.Watch.Reply(event: .init(kind: .saved, service: "s", account: "a", at: 12)))
         try roundTrip(SessionInterface.List.Reply(logins: [.init(service: "s", account: "a", providerKind: "oidc", userId: "u", state: "valid",
                                                                  accessTokenExpiresAt: 1, refreshTokenExpiresAt: nil, absoluteExpiresAt: 2, hasRefreshToken: true)]))
     }

@@ -31,10 +31,10 @@ import VaultCrypto
     @Test func anAccessTokenOfAnyBytesArrivesByteForByte() throws {
         let token = SecureBytes(copying: Array("tok\"en\\".utf8) + [0xFF, 0x00])
         let grant = SessionInterface.Grant(accessToken: token, tokenType: "Bearer", expiresAt: 1.5e9, scopes: ["a"])
-        let sent = VarlinkWire.encodeReply(SessionInterface.LoginOutcome(outcome: "valid", grant: grant))
+        let sent = VarlinkWire.encodeReply(SessionInterface.LoginOutcome(outcome: .valid, grant: grant))
         let reply = try WireReply.decode(SessionInterface.AutoLogin.self, Self.frame(sent), errors: WireFailure.session)
         #expect(reply.grant?.accessToken == token)
-        #expect(reply.outcome == "valid")
+        #expect(reply.outcome == .valid)
     }
 
     @Test func anErrorReplyBecomesTheInterfacesFailure() {
