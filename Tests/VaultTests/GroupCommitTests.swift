@@ -20,7 +20,15 @@ import VaultTesting
         let before = try Self.generation(test)
         // Another write holds the vault's write turn, so the first store waits in its transaction and
         // the other 63 arrive while it does, whatever the machine's speed.
-        await vault.takeWriteTurn()
+        let (held, holding) = AsyncStream<Void>.makeStream()
+        let (release, releasing) = AsyncStream<Void>.makeStream()
+        let holder = Task {
+            try await vault.withWriteTurn {
+                holding.yield()
+                for await _ in release {}
+            }
+        }
+        for await _ in held { break }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<64 {
                 group.addTask { try await vault.store(secure("secret \(index)"), service: "s", account: "a\(index)") }
@@ -30,7 +38,8 @@ import VaultTesting
                 waiting = await vault.pendingStores.count
                 if waiting < 63 { try await Task.sleep(for: .milliseconds(10)) }
             }
-            await vault.giveWriteTurn()
+            releasing.finish()
+            try await holder.value
             try #require(waiting == 63, "only \(waiting) stores waited behind the first")
             try await group.waitForAll()
         }
