@@ -38,7 +38,9 @@ extension EncryptedVault {
             if lookups.insert(request.lookup).inserted { group.append(request) } else { rest.append(request) }
         }
         pendingStores = rest
-        let results = await commit(group, keys: keys)
+        // The group is not its leader's alone: a leader whose caller is cancelled while it waits
+        // for the write turn still commits the others' stores (a task of its own is not cancelled).
+        let results = await Task { await self.commit(group, keys: keys) }.value
         var mine: Result<Void, any Error> = .success(())
         for (request, result) in zip(group, results) {
             if request === leader {
