@@ -38,7 +38,9 @@ extension EncryptedVault {
             if lookups.insert(request.lookup).inserted { group.append(request) } else { rest.append(request) }
         }
         pendingStores = rest
-        let results = await commit(group, keys: keys)
+        // The group is not its leader's alone: a leader whose caller is cancelled while it waits
+        // for the write turn still commits the others' stores (a task of its own is not cancelled).
+        let results = await Task { await self.commit(group, keys: keys) }.value
         var mine: Result<Void, any Error> = .success(())
         for (request, result) in zip(group, results) {
             if request === leader {
@@ -55,67 +57,45 @@ extension EncryptedVault {
         try mine.get()
     }
 
-    /// Writes one group; one result per store, in order.
+    /// Writes one group (of one or more stores) in one transaction; one result per store, in order.
     private func commit(_ group: [PendingStore], keys: ItemKeys) async -> [Result<Void, any Error>] {
-        guard group.count > 1, let groupWrites = storage as? any SealedStorageGroupWrites else {
-            var results: [Result<Void, any Error>] = []
-            for request in group {
-                do {
-                    try await storeOne(request, keys: keys)
-                    results.append(.success(()))
-                } catch {
-                    results.append(.failure(error))
-                }
-            }
-            return results
-        }
-        await takeWriteTurn()
-        defer { giveWriteTurn() }
         do {
-            for _ in 0..<16 {
-                let (state, map) = try await verifiedState(keys: keys)
-                guard let digest = verified?.digest, verified?.state == state else { continue }
-                var next = map
-                var nextDigest = digest
-                var records: [SealedRecord] = []
-                var results = [Result<Void, any Error>](repeating: .success(()), count: group.count)
-                let now = clock.now
-                for (index, request) in group.enumerated() {
-                    do {
-                        let record = try sealRecord(for: request, existing: try await storage.record(for: request.lookup), map: map, keys: keys, at: now)
-                        let entry = StateMap.Entry(revision: record.revision, expiry: record.expiresAt)
-                        if let old = map[request.lookup] { xor(&nextDigest, keys.entryTag(lookup: request.lookup, entry: old)) }
-                        xor(&nextDigest, keys.entryTag(lookup: request.lookup, entry: entry))
-                        next[request.lookup] = entry
-                        records.append(record)
-                    } catch {
-                        results[index] = .failure(error)
+            return try await withWriteTurn {
+                for _ in 0..<16 {
+                    let (state, map) = try await verifiedState(keys: keys)
+                    guard let digest = verified?.digest, verified?.state == state else { continue }
+                    var next = map
+                    var nextDigest = digest
+                    var records: [SealedRecord] = []
+                    var results = [Result<Void, any Error>](repeating: .success(()), count: group.count)
+                    let now = clock.now
+                    for (index, request) in group.enumerated() {
+                        do {
+                            let record = try sealRecord(for: request, existing: try storage.read(lookup: request.lookup).record, map: map, keys: keys, at: now)
+                            let entry = StateMap.Entry(revision: record.revision, expiry: record.expiresAt)
+                            if let old = map[request.lookup] { xor(&nextDigest, keys.entryTag(lookup: request.lookup, entry: old)) }
+                            xor(&nextDigest, keys.entryTag(lookup: request.lookup, entry: entry))
+                            next[request.lookup] = entry
+                            records.append(record)
+                        } catch {
+                            results[index] = .failure(error)
+                        }
                     }
+                    guard !records.isEmpty else { return results }
+                    let nextState = Self.seal(keys: keys, vaultID: state.vaultID, generation: state.generation &+ 1, count: next.count, digest: nextDigest)
+                    do {
+                        try await storage.put(records, state: nextState, expected: state.generation)
+                    } catch is StateConflict {
+                        continue
+                    }
+                    remember(nextState)
+                    verified = (nextState, next, nextDigest)
+                    return results
                 }
-                guard !records.isEmpty else { return results }
-                let nextState = Self.seal(keys: keys, vaultID: state.vaultID, generation: state.generation &+ 1, count: next.count, digest: nextDigest)
-                do {
-                    try await groupWrites.put(group: records, state: nextState, expected: state.generation)
-                } catch is StateConflict {
-                    continue
-                }
-                remember(nextState)
-                verified = (nextState, next, nextDigest)
-                return results
+                throw VaultError.storageFailure("the vault kept changing under this write (another process writes to it); try again")
             }
-            throw VaultError.storageFailure("the vault kept changing under this write (another process writes to it); try again")
         } catch {
             return group.map { _ in .failure(error) }
-        }
-    }
-
-    /// One store in its own transaction (a group of one, or a storage without group writes).
-    private func storeOne(_ request: PendingStore, keys: ItemKeys) async throws {
-        let now = clock.now
-        try await changeState(keys: keys, lookup: request.lookup) { map in
-            let record = try self.sealRecord(for: request, existing: try await self.storage.record(for: request.lookup), map: map, keys: keys, at: now)
-            return (StateMap.Entry(revision: record.revision, expiry: record.expiresAt),
-                    { newState, expected in try await self.storage.put(record, state: newState, expected: expected) })
         }
     }
 }

@@ -32,7 +32,7 @@ extension EncryptedVault {
     /// At unlock: the record, then the tag. A vault from before the state gets its first one here;
     /// entries whose expiry passed leave the state here (O(n), once per unlock).
     func checkStateAtUnlock(keys: ItemKeys) async throws {
-        let state = try await storage.readState()
+        let state = try storage.readState()
         try Self.checkAgainstRecord(state, generationRecord)
         guard let state else {
             // First unlock since the upgrade that added the state, and no record of a newer vault:
@@ -42,16 +42,16 @@ extension EncryptedVault {
         }
         let map = try await verify(state, keys: keys)
         if map.hasExpired(at: clock.now) {
-            await takeWriteTurn()
-            defer { giveWriteTurn() }
-            try await sealState(of: map.droppingExpired(at: clock.now), keys: keys, after: state.generation,
-                                vaultID: state.vaultID, generation: state.generation &+ 1)
+            try await withWriteTurn {
+                try await sealState(of: map.droppingExpired(at: clock.now), keys: keys, after: state.generation,
+                                    vaultID: state.vaultID, generation: state.generation &+ 1)
+            }
         }
     }
 
     /// The current state, authenticated, not older than any seen, with its map. Every read starts here.
     func verifiedState(keys: ItemKeys) async throws -> (SealedVaultState, StateMap) {
-        guard let state = try await storage.readState() else {
+        guard let state = try storage.readState() else {
             throw Self.rollback("the vault's state is missing from the vault file")
         }
         return (state, try await verify(state, keys: keys))
@@ -66,10 +66,10 @@ extension EncryptedVault {
             let (_, map) = try await verifiedState(keys: keys)
             return try await body(map)
         } catch let error as VaultError where error.code == .integrityFailure {
-            await takeWriteTurn()
-            defer { giveWriteTurn() }
-            let (_, map) = try await verifiedState(keys: keys)
-            return try await body(map)
+            return try await withWriteTurn {
+                let (_, map) = try await verifiedState(keys: keys)
+                return try await body(map)
+            }
         }
     }
 
@@ -83,7 +83,7 @@ extension EncryptedVault {
         // The state this process last authenticated (and not older than any seen, above): its map.
         // Rows are checked against that map, so entries changed in the file alone change nothing.
         if let verified, verified.state == state { return verified.map }
-        let entries = try await storage.stateEntries()
+        let entries = try storage.stateEntries()
         let map = StateMap(entries)
         let digest = map?.digest(keys: keys) ?? []
         guard let map, UInt64(map.count) == state.count, keys.authenticates(state, digest: digest) else {
@@ -107,28 +107,28 @@ extension EncryptedVault {
     /// gone) and its writer, then write row, entry and state in one transaction if nobody wrote in
     /// between (otherwise start again). The aggregate is updated in O(1): out the old entry, in the new.
     func changeState(keys: ItemKeys, lookup: [UInt8], _ body: (StateMap) async throws -> (StateMap.Entry?, StateWriter)) async throws {
-        await takeWriteTurn()
-        defer { giveWriteTurn() }
-        for _ in 0..<16 {
-            let (state, map) = try await verifiedState(keys: keys)
-            guard let digest = verified?.digest, verified?.state == state else { continue }
-            let (entry, write) = try await body(map)
-            var next = map
-            next[lookup] = entry
-            var nextDigest = digest
-            if let old = map[lookup] { xor(&nextDigest, keys.entryTag(lookup: lookup, entry: old)) }
-            if let entry { xor(&nextDigest, keys.entryTag(lookup: lookup, entry: entry)) }
-            let nextState = Self.seal(keys: keys, vaultID: state.vaultID, generation: state.generation &+ 1, count: next.count, digest: nextDigest)
-            do {
-                try await write(nextState, state.generation)
-            } catch is StateConflict {
-                continue
+        try await withWriteTurn {
+            for _ in 0..<16 {
+                let (state, map) = try await verifiedState(keys: keys)
+                guard let digest = verified?.digest, verified?.state == state else { continue }
+                let (entry, write) = try await body(map)
+                var next = map
+                next[lookup] = entry
+                var nextDigest = digest
+                if let old = map[lookup] { xor(&nextDigest, keys.entryTag(lookup: lookup, entry: old)) }
+                if let entry { xor(&nextDigest, keys.entryTag(lookup: lookup, entry: entry)) }
+                let nextState = Self.seal(keys: keys, vaultID: state.vaultID, generation: state.generation &+ 1, count: next.count, digest: nextDigest)
+                do {
+                    try await write(nextState, state.generation)
+                } catch is StateConflict {
+                    continue
+                }
+                remember(nextState)
+                verified = (nextState, next, nextDigest)
+                return
             }
-            remember(nextState)
-            verified = (nextState, next, nextDigest)
-            return
+            throw VaultError.storageFailure("the vault kept changing under this write (another process writes to it); try again")
         }
-        throw VaultError.storageFailure("the vault kept changing under this write (another process writes to it); try again")
     }
 
     /// Deletes a row and its entry.
@@ -141,16 +141,16 @@ extension EncryptedVault {
     /// Makes the rows as they are now the vault's state, at a generation above any seen: the first
     /// state of an upgraded vault, and the recovery path.
     func acceptCurrentRows(keys: ItemKeys) async throws {
-        await takeWriteTurn()
-        defer { giveWriteTurn() }
-        let state = try await storage.readState()
-        let recorded = (try? generationRecord?.read()) ?? nil
-        var map = StateMap()
-        for record in try await storage.listings() {
-            map[record.lookup] = StateMap.Entry(revision: record.revision, expiry: record.expiresAt)
+        try await withWriteTurn {
+            let (state, records) = try storage.listings()
+            let recorded = (try? generationRecord?.read()) ?? nil
+            var map = StateMap()
+            for record in records {
+                map[record.lookup] = StateMap.Entry(revision: record.revision, expiry: record.expiresAt)
+            }
+            let generation = max(state?.generation ?? 0, recorded?.generation ?? 0, seen?.generation ?? 0) &+ 1
+            try await sealState(of: map, keys: keys, after: state?.generation, vaultID: state?.vaultID, generation: generation)
         }
-        let generation = max(state?.generation ?? 0, recorded?.generation ?? 0, seen?.generation ?? 0) &+ 1
-        try await sealState(of: map, keys: keys, after: state?.generation, vaultID: state?.vaultID, generation: generation)
     }
 
     /// Writes `map` as the whole state (a new vault id when `vaultID` is nil). Callers hold the write turn

@@ -22,12 +22,10 @@ public actor EncryptedVault: TokenStore, LockableStore, TokenStoreReadingNow {
     let storage: any SealedStorage
     let clock: any VaultClock
     let generationRecord: (any GenerationRecord)?
-    /// The storage's synchronous reads, when it has them: the fast path (``retrieveNow(_:)``).
-    nonisolated let readsNow: (any SealedStorageReadingNow)?
-    /// What the fast path reads without the actor: the keys, the verified state and the newest
-    /// generation seen, copied here under a lock on every change of the three properties below.
+    /// What the reads use without the actor (``ReadView``): the keys, the verified state and the
+    /// newest generation seen, copied here under a lock on every change of the three properties below.
     nonisolated let published = Locked(ReadView())
-    /// The header bytes ``keySourceKindsNow()`` last decoded, and their key source kinds.
+    /// The header bytes ``keySourceKinds()`` last decoded, and their key source kinds.
     nonisolated let decodedHeaderKinds = Locked<(bytes: [UInt8], kinds: [String])?>(nil)
     private var keys: ItemKeys? { didSet { publish() } }
     /// The vault id and the newest state generation this instance has seen: the state never goes back.
@@ -40,40 +38,31 @@ public actor EncryptedVault: TokenStore, LockableStore, TokenStoreReadingNow {
     var groupCommitRunning = false
     /// State changes take turns: the actor is re-entrant across awaits, and two changes built on the
     /// same state would make one of them retry (``StateConflict`` is for other processes).
-    private var writing = false
-    private var writeWaiters: [CheckedContinuation<Void, Never>] = []
+    private let turns = KeyedLock<Turn>()
+    private enum Turn: Hashable { case write }
 
-    func takeWriteTurn() async {
-        guard writing else {
-            writing = true
-            return
-        }
-        await withCheckedContinuation { writeWaiters.append($0) }
-    }
-
-    func giveWriteTurn() {
-        if writeWaiters.isEmpty { writing = false } else { writeWaiters.removeFirst().resume() }
+    func withWriteTurn<T>(_ body: () async throws -> T) async throws -> T {
+        try await turns.withLock(.write, body)
     }
 
     /// Opens an existing vault, locked. Throws `.notInitialized` when there is none, and
     /// `.integrityFailure` when `generationRecord` shows the file is an older copy of the vault.
     public init(storage: any SealedStorage, clock: any VaultClock = SystemClock(), generationRecord: (any GenerationRecord)? = nil) async throws {
-        guard let bytes = try await storage.readHeader() else {
+        guard let bytes = try storage.readHeader() else {
             throw VaultError(.notInitialized, "no vault has been created here yet: run `sortedvault init`")
         }
         _ = try VaultHeader.decode(bytes)
         self.storage = storage
         self.clock = clock
         self.generationRecord = generationRecord
-        self.readsNow = storage as? any SealedStorageReadingNow
-        try Self.checkAgainstRecord(try await storage.readState(), generationRecord)
+        try Self.checkAgainstRecord(try storage.readState(), generationRecord)
     }
 
     /// Opens a vault for `sortedvault recover --accept-rollback`: like ``init(storage:clock:generationRecord:)``
     /// without refusing an older copy at open. Follow with `unlock(_:acceptingRollback: true)`.
     public static func openForRecovery(storage: any SealedStorage, clock: any VaultClock = SystemClock(),
                                        generationRecord: (any GenerationRecord)?) async throws -> EncryptedVault {
-        guard let bytes = try await storage.readHeader() else {
+        guard let bytes = try storage.readHeader() else {
             throw VaultError(.notInitialized, "no vault has been created here yet: run `sortedvault init`")
         }
         _ = try VaultHeader.decode(bytes)
@@ -84,12 +73,11 @@ public actor EncryptedVault: TokenStore, LockableStore, TokenStoreReadingNow {
         self.storage = storage
         self.clock = clock
         self.generationRecord = generationRecord
-        self.readsNow = storage as? any SealedStorageReadingNow
         self.keys = keys
         published.withLock { $0.keys = keys }
     }
 
-    /// Copies what the fast path needs into ``published`` (property observers do not run in `init`).
+    /// Copies what the reads need into ``published`` (property observers do not run in `init`).
     func publish() {
         let view = ReadView(keys: keys, verified: verified.map { ($0.state, $0.map) }, seen: seen)
         published.withLock { $0 = view }
@@ -108,7 +96,7 @@ public actor EncryptedVault: TokenStore, LockableStore, TokenStoreReadingNow {
         guard !keySources.isEmpty, keySources.count <= 16 else {
             throw VaultError.invalidArgument("a vault needs between 1 and 16 key sources")
         }
-        if try await storage.readHeader() != nil {
+        if try storage.readHeader() != nil {
             throw VaultError(.alreadyInitialized, "a vault already exists here; open it instead, or remove it first")
         }
         let master = SecureBytes(randomCount: MasterKey.count)
@@ -122,8 +110,6 @@ public actor EncryptedVault: TokenStore, LockableStore, TokenStoreReadingNow {
 
     // MARK: Locking
 
-    public var isLocked: Bool { keys == nil }
-
     /// Unlocks with a passphrase, key file or keyring key. A wrong one throws `.wrongPassphrase` and changes nothing.
     /// Throws `.integrityFailure` (and stays locked) when the vault's state shows a rollback.
     ///
@@ -131,7 +117,7 @@ public actor EncryptedVault: TokenStore, LockableStore, TokenStoreReadingNow {
     /// they are now become the vault's state, at a generation newer than any seen. Use it only after
     /// restoring an older copy on purpose: whatever was rolled back stays rolled back.
     public func unlock(_ credential: UnlockCredential, acceptingRollback: Bool = false) async throws {
-        let header = try await currentHeader()
+        let header = try currentHeader()
         let master = try await KeyDerivationQueue.run { try KeySlots.open(header.decoded, with: credential) }
         let unlocked = ItemKeys(master: master)
         if acceptingRollback {
@@ -149,7 +135,7 @@ public actor EncryptedVault: TokenStore, LockableStore, TokenStoreReadingNow {
 
     /// Re-wraps the master key under a new passphrase. Items are not re-encrypted.
     public func changePassphrase(from old: SecureBytes, to new: SecureBytes, cost: Argon2Cost = .moderate) async throws {
-        let header = try await currentHeader()
+        let header = try currentHeader()
         guard let index = header.decoded.slots.firstIndex(where: { $0.kind == .passphrase }) else {
             throw VaultError.invalidArgument("this vault has no passphrase to change: it opens with its key file or the desktop keyring; nothing was changed")
         }
@@ -162,29 +148,24 @@ public actor EncryptedVault: TokenStore, LockableStore, TokenStoreReadingNow {
         try await storage.writeHeader(try updated.encoded(), expected: header.bytes)
     }
 
-    /// The kinds of key that can unlock this vault: `passphrase`, `keyfile`, `secret-service`.
-    public func keySourceKinds() async throws -> [String] {
-        try await currentHeader().decoded.slots.map(\.kind.rawValue)
-    }
-
     /// The desktop-keyring item that holds this vault's key, if a secret-service slot protects it.
     public func secretServiceKeyID() async throws -> String? {
-        try await currentHeader().decoded.slots.first { $0.kind == .secretService }?.keyID
+        try currentHeader().decoded.slots.first { $0.kind == .secretService }?.keyID
     }
 
     /// How many items are stored; works while locked (it reveals no names).
     public func itemCount() async throws -> Int {
-        try await storage.count()
+        try storage.count()
     }
 
     static let missingHeader = VaultError(.notInitialized, "the vault header is missing; the file was replaced or damaged")
 
-    private func currentHeader() async throws -> (bytes: [UInt8], decoded: VaultHeader) {
-        guard let bytes = try await storage.readHeader() else { throw Self.missingHeader }
+    private func currentHeader() throws -> (bytes: [UInt8], decoded: VaultHeader) {
+        guard let bytes = try storage.readHeader() else { throw Self.missingHeader }
         return (bytes, try VaultHeader.decode(bytes))
     }
 
-    private func unlockedKeys() throws -> ItemKeys {
+    func unlockedKeys() throws -> ItemKeys {
         guard let keys else { throw VaultError.locked }
         return keys
     }
@@ -231,75 +212,15 @@ public actor EncryptedVault: TokenStore, LockableStore, TokenStoreReadingNow {
             sealedSecret: try RecordFormat.seal(request.secret, keys: keys, lookup: request.lookup, revision: revision, part: .secret))
     }
 
-    public func retrieve(_ key: ItemKey) async throws -> RetrievedItem {
-        let keys = try unlockedKeys()
-        let now = clock.now
-        let lookup = keys.lookup(for: key)
-        let checked = try await readConsistently(keys: keys) { map in
-            try Self.checkRow(try await self.storage.record(for: lookup), against: map[lookup], at: now)
-        }
-        guard let record = checked else { throw VaultError.notFound(key) }
-        if let expiresAt = record.expiresAt, now >= expiresAt {
-            try await remove(lookup, keys: keys)
-            throw VaultError.notFound(key)
-        }
-        let metadata = try open(metadataOf: record, keys: keys)
-        guard metadata.key == key else {
-            throw VaultError.integrityFailure("an item's record belongs to another item; the store was tampered with")
-        }
-        let secret = try RecordFormat.open(record.sealedSecret, keys: keys, lookup: lookup, revision: record.revision, part: .secret)
-        return RetrievedItem(metadata: metadata, secret: secret)
-    }
-
     public func delete(_ key: ItemKey) async throws {
         let keys = try unlockedKeys()
         let lookup = keys.lookup(for: key)
         // A damaged or rolled-back row can be deleted by name, so the vault can be repaired item by item.
-        let (entry, record) = try await readConsistently(keys: keys) { map in (map[lookup], try await self.storage.record(for: lookup)) }
+        let (entry, record) = try await readConsistently(keys: keys) { map in (map[lookup], try self.storage.read(lookup: lookup).record) }
         guard record != nil || entry != nil else { throw VaultError.notFound(key) }
         let expired = (entry?.isExpired(at: clock.now) ?? false) || (record?.expiresAt.map { clock.now >= $0 } ?? false)
         try await remove(lookup, keys: keys)
         guard !expired else { throw VaultError.notFound(key) }
-    }
-
-    public func list(service: String?) async throws -> [ItemMetadata] {
-        let keys = try unlockedKeys()
-        _ = try await purgeExpired()
-        let now = clock.now
-        return try await readConsistently(keys: keys) { map in try await self.list(service: service, keys: keys, map: map, at: now) }
-    }
-
-    private func list(service: String?, keys: ItemKeys, map: StateMap, at now: Date) async throws -> [ItemMetadata] {
-        try listing(try await storage.listings(), service: service, keys: keys, map: map, at: now)
-    }
-
-    /// The live items among `records` (checked against `map`), in listing order.
-    nonisolated func listing(_ records: [SealedRecord], service: String?, keys: ItemKeys, map: StateMap, at now: Date) throws -> [ItemMetadata] {
-        var result: [ItemMetadata] = []
-        var damaged = 0
-        // Rows the state names that are gone (and not expired) were deleted behind the vault's back.
-        let present = Set(records.map(\.lookup))
-        damaged += map.lookups.filter { !present.contains($0) && !(map[$0]!.isExpired(at: now)) }.count
-        for record in records {
-            let checked: SealedRecord?
-            do { checked = try Self.checkRow(record, against: map[record.lookup], at: now) } catch {
-                damaged += 1
-                continue
-            }
-            guard let checked else { continue }  // expired
-            guard let metadata = try? open(metadataOf: checked, keys: keys) else {
-                damaged += 1
-                continue
-            }
-            if metadata.isExpired(at: now) { continue }
-            if let service, metadata.service != service { continue }
-            result.append(metadata)
-        }
-        if damaged > 0 {
-            throw VaultError.integrityFailure(
-                "\(damaged) stored item(s) failed their integrity check; they were damaged or tampered with. Items you can name still open with retrieve; delete the damaged ones and store them again")
-        }
-        return result.sortedForListing()
     }
 
     /// Deletes and scrubs every expired item; returns how many. Works while locked: expiry is kept

@@ -3,9 +3,8 @@ import Foundation
 import Synchronization
 import VaultCore
 
-/// Item metadata the fast path has opened and checked, by row: a Retrieve of an unchanged row
-/// skips the metadata's secretbox open and JSON decode (about a tenth of the daemon's user time
-/// per Retrieve, docs/speed.md).
+/// Item metadata a retrieve has opened and checked, by row: a retrieve of an unchanged row skips
+/// the metadata's secretbox open and JSON decode, a sizeable part of a retrieve's work.
 ///
 /// It is exactly as strict as opening again: an entry is used only when the row read now has the
 /// same lookup, revision and clear expiry and *byte for byte the same sealed metadata* as the row it

@@ -78,10 +78,9 @@ struct StateMap: Equatable {
     }
 
     /// The entries in 256 dictionaries, by the lookup's first byte (a keyed hash, so they fill
-    /// evenly). The fast path's read view shares the map; a store, which changes one entry, then
-    /// copies one of them and the 256 references, not the whole map: with 10,000 items, about 40
-    /// entries instead of 10,000 (`perf`: the copy and its release were 15 % of the daemon's CPU per
-    /// store; docs/speed.md, "The state map").
+    /// evenly). The reads' view shares the map; a store, which changes one entry, then copies one
+    /// of them and the 256 references, not the whole map, which with many items would dominate the
+    /// cost of a store.
     private var buckets = [[[UInt8]: Entry]](repeating: [:], count: 256)
     private(set) var count = 0
 

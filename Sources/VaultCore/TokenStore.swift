@@ -59,7 +59,7 @@ extension Array where Element == ItemMetadata {
 }
 
 /// An optional ability of a ``TokenStore``: ``retrieveNow(_:)`` answers on the caller's thread in
-/// microseconds, without waiting, when it can (the embedded vault's fast path).
+/// microseconds, without waiting, when it can (the embedded vault's immediate read).
 public protocol TokenStoreReadingNow: TokenStore {
     /// The item, or nil when only ``TokenStore/retrieve(_:)`` can answer (then call it). Throws as
     /// `retrieve` does. Never waits on a lock held across I/O, never writes.

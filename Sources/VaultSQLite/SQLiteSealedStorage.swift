@@ -16,58 +16,51 @@ import Glibc
 /// WAL journal with `synchronous=FULL` (a store is durable once acknowledged), `secure_delete=ON`
 /// (freed content is overwritten with zeros), and a TRUNCATE checkpoint after every delete or
 /// replacement, so no old ciphertext lingers in the database or its `-wal` file. The file is created
-/// with mode 0600; `quick_check` runs on every open. Reads run on the caller's thread (they take
-/// microseconds) on a read-only connection of their own, so a read never waits behind a write's fsync
-/// (WAL lets a reader see the last commit while a writer writes); writes run on the database queue.
+/// with mode 0600; `quick_check` runs on every open.
+///
+/// One GRDB `DatabasePool`: writes (which fsync) run on its writer, off the caller's thread; reads
+/// run on the caller's thread on one of its read-only connections, each in one snapshot, and never
+/// wait behind a write (WAL lets a reader see the last commit while a writer writes).
 public final class SQLiteSealedStorage: SealedStorage {
-    private let queue: DatabaseQueue
-    /// The read connection: read-only, statements prepared once (`cachedStatement`).
-    let reader: DatabaseQueue
-    /// The fast path's item read, on a read-only connection of its own without GRDB.
-    let pointReader: ItemPointReader
+    private let pool: DatabasePool
     /// The database file's path.
     public let path: String
 
     /// Page cache per connection, in KiB (SQLite's default is 2,000 KiB each). The operating
     /// system caches the file as well, so a miss costs a `pread`, not a disk read; a point read or
-    /// a store touches a handful of pages. Measured with 10,000 items: the writer at 512 KiB and the
-    /// readers at 256 KiB keep about 4 MiB less heap than the defaults, and a store into that vault
-    /// is as fast (docs/speed.md, "Memory: code pages and page caches").
+    /// a store touches a handful of pages.
     static let writerCacheKiB = 512
     static let readerCacheKiB = 256
+    /// Read connections: reads take microseconds, so a few serve every thread that reads at once.
+    static let readerCount = 4
 
     public init(path: String) throws {
         self.path = path
         try Self.createPrivately(path)
         var config = Configuration()
         config.busyMode = .timeout(5)
-        // WAL is set here rather than with `config.journalMode = .wal`: GRDB's WAL set-up lowers
-        // `synchronous` to NORMAL and writes a throw-away table on every open, which would make an
-        // acknowledged store non-durable and change the file on a read-only open.
+        config.maximumReaderCount = Self.readerCount
         config.prepareDatabase { db in
-            guard try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") == "wal" else {
-                throw VaultError.storageFailure("the vault database cannot use write-ahead logging; check that its directory is writable")
+            if db.configuration.readonly {
+                try db.execute(sql: "PRAGMA cache_size = \(-Self.readerCacheKiB)")
+            } else {
+                try db.execute(sql: "PRAGMA secure_delete = ON")
+                try db.execute(sql: "PRAGMA cache_size = \(-Self.writerCacheKiB)")
             }
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-            try db.execute(sql: "PRAGMA secure_delete = ON")
-            try db.execute(sql: "PRAGMA cache_size = \(-Self.writerCacheKiB)")
         }
         do {
-            queue = try DatabaseQueue(path: path, configuration: config)
-            try queue.inDatabase { db in
+            pool = try DatabasePool(path: path, configuration: config)
+            try pool.writeWithoutTransaction { db in
+                // The pool's WAL set-up lowers `synchronous` to NORMAL, which would make an
+                // acknowledged store non-durable: the writer connection goes back to FULL.
+                try db.execute(sql: "PRAGMA synchronous = FULL")
                 let problems = try String.fetchAll(db, sql: "PRAGMA quick_check")
                 guard problems == ["ok"] else {
                     throw VaultError.storageFailure(
                         "the vault database \(path) failed its integrity check (\(problems.prefix(3).joined(separator: "; "))); restore it from a backup")
                 }
             }
-            try Self.migrator.migrate(queue)
-            var readConfig = Configuration()
-            readConfig.readonly = true
-            readConfig.busyMode = .timeout(5)
-            readConfig.prepareDatabase { db in try db.execute(sql: "PRAGMA cache_size = \(-Self.readerCacheKiB)") }
-            reader = try DatabaseQueue(path: path, configuration: readConfig)
-            pointReader = try ItemPointReader(path: path)
+            try Self.migrator.migrate(pool)
         } catch let error as VaultError {
             throw error
         } catch {
@@ -87,9 +80,7 @@ public final class SQLiteSealedStorage: SealedStorage {
 
     /// Closes the database; later calls fail.
     public func close() throws {
-        pointReader.close()
-        try reader.close()
-        try queue.close()
+        try pool.close()
     }
 
     /// Named, append-only schema migrations. Never edit one that has shipped; add another.
@@ -135,12 +126,8 @@ public final class SQLiteSealedStorage: SealedStorage {
 
     // MARK: SealedStorage
 
-    public func readHeader() async throws -> [UInt8]? {
-        try readHeaderNow()
-    }
-
-    public func readHeaderNow() throws -> [UInt8]? {
-        try readNow("read the vault header") { db in
+    public func readHeader() throws -> [UInt8]? {
+        try read("read the vault header") { db in
             try Data.fetchOne(db.cachedStatement(sql: "SELECT body FROM vault_header WHERE id = 1")).map { Array($0) }
         }
     }
@@ -163,28 +150,41 @@ public final class SQLiteSealedStorage: SealedStorage {
         }
     }
 
-    public func record(for lookup: [UInt8]) async throws -> SealedRecord? {
-        try readNow("read an item") { db in
+    public func read(lookup: [UInt8]) throws -> (state: SealedVaultState?, record: SealedRecord?) {
+        try read("read an item") { db in
             let statement = try db.cachedStatement(sql: "SELECT lookup, revision, expires_at, metadata, secret FROM items WHERE lookup = ?")
-            return try Row.fetchOne(statement, arguments: [Data(lookup)]).map { try Self.record(from: $0, withSecret: true) }
+            return (try Self.state(db), try Row.fetchOne(statement, arguments: [Data(lookup)]).map { Self.record(from: $0, withSecret: true) })
         }
     }
 
-    public func readState() async throws -> SealedVaultState? {
-        try readNow("read the vault state") { db in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT vault_id, generation, count, tag FROM vault_state WHERE id = 1")).map { row in
-                SealedVaultState(vaultID: Array(row["vault_id"] as Data), generation: UInt64(bitPattern: row["generation"] as Int64),
-                                 count: UInt64(bitPattern: row["count"] as Int64), tag: Array(row["tag"] as Data))
+    public func readState() throws -> SealedVaultState? {
+        try read("read the vault state") { db in try Self.state(db) }
+    }
+
+    public func stateEntries() throws -> [StateEntry] {
+        try read("read the vault state") { db in
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT lookup, revision, expires_at FROM vault_entries")).map { row in
+                StateEntry(lookup: Array(row[0] as Data), revision: UInt64(bitPattern: row[1] as Int64), expiresAt: row[2] as Double?)
             }
         }
     }
 
-    public func stateEntries() async throws -> [StateEntry] {
-        try readNow("read the vault state") { db in
-            try Row.fetchAll(db, sql: "SELECT lookup, revision, expires_at FROM vault_entries").map { row in
-                StateEntry(lookup: Array(row["lookup"] as Data), revision: UInt64(bitPattern: row["revision"] as Int64),
-                           expiresAt: row["expires_at"] as Double?)
-            }
+    public func listings() throws -> (state: SealedVaultState?, records: [SealedRecord]) {
+        try read("list items") { db in
+            let items = try db.cachedStatement(sql: "SELECT lookup, revision, expires_at, metadata FROM items ORDER BY id")
+            return (try Self.state(db), try Row.fetchAll(items).map { Self.record(from: $0, withSecret: false) })
+        }
+    }
+
+    public func count() throws -> Int {
+        try read("count items") { db in try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM items")) ?? 0 }
+    }
+
+    /// The state row, inside a read.
+    private static func state(_ db: Database) throws -> SealedVaultState? {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT vault_id, generation, count, tag FROM vault_state WHERE id = 1")).map { row in
+            SealedVaultState(vaultID: Array(row[0] as Data), generation: UInt64(bitPattern: row[1] as Int64),
+                             count: UInt64(bitPattern: row[2] as Int64), tag: Array(row[3] as Data))
         }
     }
 
@@ -201,20 +201,22 @@ public final class SQLiteSealedStorage: SealedStorage {
         }
     }
 
-    public func put(_ record: SealedRecord, state: SealedVaultState, expected: UInt64?) async throws {
-        try await access("store an item") { db in
+    public func put(_ records: [SealedRecord], state: SealedVaultState, expected: UInt64?) async throws {
+        try await access("store items") { db in
             var replaced = false
             try db.inTransaction(.immediate) {
                 try Self.replaceState(db, state, expected: expected)
-                try Self.setEntry(db, lookup: record.lookup, revision: record.revision, expiresAt: record.expiresAt?.timeIntervalSince1970)
-                replaced = try Bool.fetchOne(db, sql: "SELECT 1 FROM items WHERE lookup = ?", arguments: [Data(record.lookup)]) ?? false
-                try db.execute(sql: """
-                    INSERT INTO items (lookup, revision, expires_at, metadata, secret) VALUES (?, ?, ?, ?, ?)
-                    ON CONFLICT (lookup) DO UPDATE SET revision = excluded.revision, expires_at = excluded.expires_at,
-                        metadata = excluded.metadata, secret = excluded.secret
-                    """,
-                    arguments: [Data(record.lookup), Int64(bitPattern: record.revision),
-                                record.expiresAt?.timeIntervalSince1970, Data(record.sealedMetadata), Data(record.sealedSecret)])
+                for record in records {
+                    try Self.setEntry(db, lookup: record.lookup, revision: record.revision, expiresAt: record.expiresAt?.timeIntervalSince1970)
+                    let exists = try db.cachedStatement(sql: "SELECT 1 FROM items WHERE lookup = ?")
+                    if try Bool.fetchOne(exists, arguments: [Data(record.lookup)]) ?? false { replaced = true }
+                    try db.cachedStatement(sql: """
+                        INSERT INTO items (lookup, revision, expires_at, metadata, secret) VALUES (?, ?, ?, ?, ?)
+                        ON CONFLICT (lookup) DO UPDATE SET revision = excluded.revision, expires_at = excluded.expires_at,
+                            metadata = excluded.metadata, secret = excluded.secret
+                        """).execute(arguments: [Data(record.lookup), Int64(bitPattern: record.revision),
+                                                  record.expiresAt?.timeIntervalSince1970, Data(record.sealedMetadata), Data(record.sealedSecret)])
+                }
                 return .commit
             }
             if replaced { try self.scrubLog(db) }
@@ -249,17 +251,6 @@ public final class SQLiteSealedStorage: SealedStorage {
                        arguments: [Data(lookup), Int64(bitPattern: revision), expiresAt])
     }
 
-    public func listings() async throws -> [SealedRecord] {
-        try readNow("list items") { db in
-            try Row.fetchAll(db, sql: "SELECT lookup, revision, expires_at, metadata FROM items ORDER BY id")
-                .map { try Self.record(from: $0, withSecret: false) }
-        }
-    }
-
-    public func count() async throws -> Int {
-        try readNow("count items") { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM items") ?? 0 }
-    }
-
     public func deleteExpired(asOf date: Date) async throws -> Int {
         try await access("purge expired items") { db in
             try db.execute(sql: "DELETE FROM items WHERE expires_at IS NOT NULL AND expires_at <= ?",
@@ -281,11 +272,12 @@ public final class SQLiteSealedStorage: SealedStorage {
         }
     }
 
-    /// Reads synchronously on the caller's thread: a point query costs microseconds, far less than
-    /// a hop to the database queue and back. Writes (which fsync) go through ``access(_:_:)``.
-    func readNow<T>(_ what: String, _ body: (Database) throws -> T) throws -> T {
+    /// Reads on the caller's thread, in one snapshot, on a read connection: a point query costs
+    /// microseconds, far less than a hop to another thread and back. Writes (which fsync) go
+    /// through ``access(_:_:)``.
+    func read<T>(_ what: String, _ body: (Database) throws -> T) throws -> T {
         do {
-            return try reader.inDatabase(body)
+            return try pool.read(body)
         } catch let error as VaultError {
             throw error
         } catch {
@@ -293,10 +285,10 @@ public final class SQLiteSealedStorage: SealedStorage {
         }
     }
 
-    /// Runs `body` on the database queue without blocking the caller: for writes, which fsync.
+    /// Runs `body` on the pool's writer without blocking the caller: for writes, which fsync.
     func access<T: Sendable>(_ what: String, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
-            return try await queue.writeWithoutTransaction(body)
+            return try await pool.writeWithoutTransaction(body)
         } catch let error as VaultError {
             throw error
         } catch let conflict as StateConflict {
@@ -306,7 +298,7 @@ public final class SQLiteSealedStorage: SealedStorage {
         }
     }
 
-    static func record(from row: Row, withSecret: Bool) throws -> SealedRecord {
+    static func record(from row: Row, withSecret: Bool) -> SealedRecord {
         let lookup: Data = row["lookup"]
         let revision: Int64 = row["revision"]
         let expires: Double? = row["expires_at"]

@@ -97,6 +97,12 @@ public struct LoginSession: Sendable, CustomStringConvertible {
         accessTokenExpiresAt ?? issuedAt.addingTimeInterval(Self.assumedAccessTokenLifetime)
     }
 
+    /// Whether the login may be answered as it is: it has not ended, and its access token stays
+    /// valid for at least `minValid` after `now`. The one rule for "still valid for min_valid".
+    public func isValid(at now: Date, forAtLeast minValid: TimeInterval) -> Bool {
+        endReason(at: now) == nil && accessTokenIsValid(at: now, forAtLeast: minValid)
+    }
+
     /// Whether the access token stays valid for at least `seconds` after `now`.
     public func accessTokenIsValid(at now: Date, forAtLeast seconds: TimeInterval = 0) -> Bool {
         effectiveAccessTokenExpiry.timeIntervalSince(now) >= max(seconds, 0) && effectiveAccessTokenExpiry > now

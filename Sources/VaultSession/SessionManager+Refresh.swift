@@ -81,7 +81,7 @@ extension SessionManager {
             case .superseded(let current, let revocation):
                 if let revocation { _ = try? await revoke(revocation) }
                 guard let current else { return .reauthRequired(.noSession) }
-                if current.accessTokenIsValid(at: clock.now, forAtLeast: validFor) { return .valid(AccessGrant(current)) }
+                if current.isValid(at: clock.now, forAtLeast: validFor) { return .valid(AccessGrant(current)) }
                 if round == 1 {
                     return .offline(validGrant(current), reason: "the login changed while it was being refreshed; ask again")
                 }
@@ -107,7 +107,7 @@ extension SessionManager {
             return .answer(.reauthRequired(reason))
         }
         track(session, for: key)
-        if asker != .forced && session.accessTokenIsValid(at: clock.now, forAtLeast: validFor) {
+        if asker != .forced && session.isValid(at: clock.now, forAtLeast: validFor) {
             return .answer(.valid(AccessGrant(session)))
         }
         guard let refreshToken = session.refreshToken else { return .answer(.reauthRequired(.noRefreshToken)) }

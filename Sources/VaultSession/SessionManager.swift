@@ -75,14 +75,19 @@ public actor SessionManager {
     /// itself by default, since the log lies on disk in plaintext.
     let logName: @Sendable (String) -> String
 
-    var keyLocks = KeyedWaitQueue()
+    /// One holder per login at a time: every change to one login's stored record — save, the read
+    /// and the write of a refresh, logout — runs under its key. The key is never held across the
+    /// network: a refresh re-reads the login under the key before applying the provider's answer, so
+    /// it never overwrites a newer sign-in or brings back a logged-out login, and a logout never
+    /// waits for a slow provider.
+    let keyLocks = KeyedLock<ItemKey>()
     var flights: [ItemKey: Flight] = [:]
     var nextFlightID: UInt64 = 0
     var retries: [ItemKey: RetryState] = [:]
     var tracked: [ItemKey: Tracked] = [:]
     /// Refreshed sessions whose store write failed: written before anything else touches the login.
     var uncommitted: [ItemKey: LoginSession] = [:] { didSet { hasUncommitted.store(!uncommitted.isEmpty, ordering: .releasing) } }
-    /// Whether ``uncommitted`` holds anything, for the fast path (which then leaves the call to the actor).
+    /// Whether ``uncommitted`` holds anything, for ``autoLoginNow(_:)`` (which then leaves the call to the actor).
     nonisolated let hasUncommitted = Atomic<Bool>(false)
     /// Queued revocations by item account (id), with their hold-back.
     var queuedRevocations: [String: RetryState] = [:]
@@ -134,17 +139,6 @@ public actor SessionManager {
     }
 
     // MARK: Start-up check and refresh
-
-    /// "Am I still logged in?": the stored access token if it stays valid for `minValid`, else a
-    /// refresh (shared with every concurrent caller), else why not.
-    public func autoLogin(_ key: ItemKey) async throws -> AutoLoginResult {
-        let minValid = configuration.minValid
-        if uncommitted[key] == nil, let session = try await storedSession(key),
-           session.endReason(at: clock.now) == nil, session.accessTokenIsValid(at: clock.now, forAtLeast: minValid) {
-            return .valid(AccessGrant(session))
-        }
-        return try await sharedFlight(key, asker: .client, validFor: minValid)
-    }
 
     /// Refreshes now, whatever the access token's expiry (still one request for concurrent callers),
     /// and ignores the hold-back after transient failures.
@@ -200,10 +194,6 @@ public actor SessionManager {
     // MARK: Key locks
 
     func withKeyLock<T>(_ key: ItemKey, _ body: () async throws -> T) async throws -> T {
-        if !keyLocks.tryAcquire(key) {
-            await withCheckedContinuation { keyLocks.enqueue(key, $0) }
-        }
-        defer { keyLocks.release(key)?.resume() }
-        return try await body()
+        try await keyLocks.withLock(key, body)
     }
 }

@@ -28,9 +28,9 @@ public struct SessionStatus: Sendable, Equatable {
     public var retryNotBefore: Date?
 
     init(_ session: LoginSession, now: Date, minValid: TimeInterval, retryNotBefore: Date?) {
-        if session.accessTokenIsValid(at: now, forAtLeast: minValid) {
+        if session.isValid(at: now, forAtLeast: minValid) {
             state = "valid"
-        } else if session.refreshToken == nil {
+        } else if session.refreshToken == nil || session.endReason(at: now) != nil {
             state = "reauthRequired"
         } else {
             state = session.accessTokenIsValid(at: now) ? "refreshDue" : "expired"

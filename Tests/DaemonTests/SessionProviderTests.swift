@@ -171,7 +171,7 @@ extension DaemonSuite {
             #expect(try await world.provider.isActive(access) == false)
             #expect(try await world.provider.tryRefresh(refresh).1 == "invalid_grant")
             #expect(try await world.vault.list().isEmpty)
-            #expect(try await world.storage.count() == 0, "a login or revocation record is left in the store")
+            #expect(try world.storage.count() == 0, "a login or revocation record is left in the store")
             let files = world.dataFiles()
             for record in sealed {
                 #expect(!files.contains(subsequence: Array(record)), "the login's ciphertext is still in the data files")
@@ -192,7 +192,7 @@ extension DaemonSuite {
             let result = try await world.sessions.logout(world.key)
             #expect(result == LogoutResult(wasLoggedIn: true, revoked: false, revocationQueued: true))
             #expect(try await world.stored() == nil)
-            #expect(try await world.storage.count() == 1, "the queued revocation is the only record left")
+            #expect(try world.storage.count() == 1, "the queued revocation is the only record left")
             let wake = try #require(await world.sessions.nextWakeUp())
 
             try world.provider.start()
@@ -200,7 +200,7 @@ extension DaemonSuite {
             world.clock.set(to: wake)
             await world.sessions.runDueWork()
             #expect(try await world.provider.isActive(access) == false)
-            #expect(try await world.storage.count() == 0)
+            #expect(try world.storage.count() == 0)
             #expect(await world.sessions.queuedRevocationCount == 0)
         }
     }

@@ -20,7 +20,15 @@ import VaultTesting
         let before = try Self.generation(test)
         // Another write holds the vault's write turn, so the first store waits in its transaction and
         // the other 63 arrive while it does, whatever the machine's speed.
-        await vault.takeWriteTurn()
+        let (held, holding) = AsyncStream<Void>.makeStream()
+        let (release, releasing) = AsyncStream<Void>.makeStream()
+        let holder = Task {
+            try await vault.withWriteTurn {
+                holding.yield()
+                for await _ in release {}
+            }
+        }
+        for await _ in held { break }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<64 {
                 group.addTask { try await vault.store(secure("secret \(index)"), service: "s", account: "a\(index)") }
@@ -30,7 +38,8 @@ import VaultTesting
                 waiting = await vault.pendingStores.count
                 if waiting < 63 { try await Task.sleep(for: .milliseconds(10)) }
             }
-            await vault.giveWriteTurn()
+            releasing.finish()
+            try await holder.value
             try #require(waiting == 63, "only \(waiting) stores waited behind the first")
             try await group.waitForAll()
         }
@@ -67,6 +76,42 @@ import VaultTesting
         defer { try? storage.close() }
         try await reopened.unlock(.passphrase(secure(TestVault.passphrase)))
         #expect(try await reopened.retrieve(service: "s", account: "a").secret.constantTimeEquals(item.secret.withUnsafeBytes { Array($0) }))
+    }
+
+    /// A leader whose caller is cancelled while it waits for the write turn still commits its
+    /// group: the group is not its leader's alone.
+    @Test func aCancelledLeaderStillCommitsItsGroupAndHandsTheLeadOn() async throws {
+        let test = try await TestVault()
+        let vault = test.vault
+        let (held, holding) = AsyncStream<Void>.makeStream()
+        let (release, releasing) = AsyncStream<Void>.makeStream()
+        let holder = Task {
+            try await vault.withWriteTurn {
+                holding.yield()
+                for await _ in release {}
+            }
+        }
+        for await _ in held { break }
+        let leader = Task { try await vault.store(secure("leader"), service: "s", account: "leader") }
+        var waits = 0
+        while !(await vault.groupCommitRunning), waits < 6000 {
+            try await Task.sleep(for: .milliseconds(10))
+            waits += 1
+        }
+        let others = (0..<3).map { index in
+            Task { try await vault.store(secure("other \(index)"), service: "s", account: "o\(index)") }
+        }
+        while await vault.pendingStores.count < 3, waits < 6000 {
+            try await Task.sleep(for: .milliseconds(10))
+            waits += 1
+        }
+        try #require(await vault.pendingStores.count == 3)
+        leader.cancel()
+        releasing.finish()
+        try await holder.value
+        try await leader.value
+        for other in others { try await other.value }
+        #expect(try await vault.list().map(\.account) == ["leader", "o0", "o1", "o2"])
     }
 
     @Test func aStoreIsAcknowledgedExactlyWhenItIsDurable() async throws {

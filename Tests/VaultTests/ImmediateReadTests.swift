@@ -7,10 +7,10 @@ import VaultCrypto
 import VaultSQLite
 import VaultTesting
 
-/// The synchronous read path (`retrieveNow`, `listNow`): it answers what the async path would, and
-/// leaves to the async path (returns nil) everything that needs a write or a re-verification, so a
+/// The immediate reads (`retrieveNow`, `listNow`): they answer what the async reads would, and
+/// leave to the async reads (return nil) everything that needs a write or a re-verification, so a
 /// rollback is still reported, on real SQLite files.
-@Suite struct FastPathTests {
+@Suite struct ImmediateReadTests {
     @Test func retrieveNowAnswersWhatRetrieveAnswers() async throws {
         let test = try await TestVault()
         try await test.vault.store(secure("token"), service: "s", account: "a", options: try StoreOptions(label: "L"))
@@ -44,7 +44,7 @@ import VaultTesting
         #expect(error.code == .integrityFailure && error.reason.contains("rollback detected"))
     }
 
-    /// The fast path keeps the metadata it opened (``OpenedMetadataCache``), and uses it only for
+    /// A retrieve keeps the metadata it opened (``OpenedMetadataCache``), and uses it only for
     /// a row byte for byte the same: a row whose sealed metadata was changed in place (same
     /// revision) still fails its integrity check, a new revision is opened afresh, and the original
     /// bytes put back open again.
@@ -83,12 +83,12 @@ import VaultTesting
         let storage = try SQLiteSealedStorage(path: "\(directory)/vault.db")
         defer { try? storage.close() }
         _ = try await EncryptedVault.create(storage: storage, keySource: .keyFile(SecureBytes(count: 32) { _ in }))
-        let header = try #require(try storage.readHeaderNow())
+        let header = try #require(try storage.readHeader())
         try test.tamper { db in try db.execute(sql: "UPDATE vault_header SET body = ? WHERE id = 1", arguments: [Data(header)]) }
         #expect(try test.vault.keySourceKindsNow() == ["keyfile"])
     }
 
-    @Test func aStateChangedBehindTheVaultsBackIsNeverTrustedByTheFastPath() async throws {
+    @Test func aStateChangedBehindTheVaultsBackIsNeverTrustedByAnImmediateRead() async throws {
         let test = try await TestVault()
         try await test.vault.store(secure("v1"), service: "s", account: "a")
         let before = try RollbackTests.snapshot(test)
@@ -126,7 +126,7 @@ import VaultTesting
     }
 }
 
-extension FastPathTests {
+extension ImmediateReadTests {
     @Test func aLongListIsLeftToTheAsyncPath() async throws {
         let test = try await TestVault()
         for index in 0...EncryptedVault.maximumRowsListedNow {

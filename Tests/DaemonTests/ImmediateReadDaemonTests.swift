@@ -11,9 +11,9 @@ import Glibc
 #endif
 
 extension DaemonSuite {
-    /// The fast request path and group commit through the real daemon: a read never waits behind a
+    /// The immediate reads and group commit through the real daemon: a read never waits behind a
     /// write, and kill -9 in the middle of many concurrent stores loses only unacknowledged ones.
-    @Suite struct FastPathDaemonTests {
+    @Suite struct ImmediateReadDaemonTests {
         @Test func aRetrieveIsAnsweredWhileAStoreWaitsForTheDatabase() async throws {
             let cli = try CLIHarness()
             try cli.initKeyFileVault()

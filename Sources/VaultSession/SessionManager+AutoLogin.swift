@@ -1,0 +1,28 @@
+import Foundation
+import VaultCore
+
+extension SessionManager {
+    /// "Am I still logged in?": the stored access token if the login stays valid for `minValid`
+    /// (``LoginSession/isValid(at:forAtLeast:)``), else a refresh (shared with every concurrent
+    /// caller), else why not.
+    public func autoLogin(_ key: ItemKey) async throws -> AutoLoginResult {
+        if let answer = autoLoginNow(key) { return answer }
+        return try await sharedFlight(key, asker: .client, validFor: configuration.minValid)
+    }
+
+    /// The stored token of ``autoLogin(_:)``, answered on the caller's thread from the store's
+    /// immediate read (``TokenStoreReadingNow``), without the actor; ``autoLogin(_:)`` runs it first.
+    ///
+    /// Returns nil whenever ``autoLogin(_:)`` could do anything but return the stored token as it
+    /// is: a refreshed token waiting to be written, a login missing, ended or due for refresh, a store
+    /// without an immediate read, or any error (the refresh flight reads again under the login's
+    /// lock and reports it). It never writes and never refreshes, so it cannot break refresh's single flight.
+    public nonisolated func autoLoginNow(_ key: ItemKey) -> AutoLoginResult? {
+        guard !hasUncommitted.load(ordering: .acquiring), let reads = store as? any TokenStoreReadingNow,
+              let itemKey = try? SessionItems.item(for: key), let item = try? reads.retrieveNow(itemKey),
+              let session = try? LoginSession(sealedRecord: item.secret),
+              session.isValid(at: clock.now, forAtLeast: configuration.minValid)
+        else { return nil }
+        return .valid(AccessGrant(session))
+    }
+}
