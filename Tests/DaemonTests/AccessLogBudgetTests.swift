@@ -5,7 +5,7 @@ import VaultPolicy
 import VaultTesting
 @testable import VaultDaemon
 
-/// The access log's line budget (issue 21.3): a flood is counted exactly and summarised, and no
+/// The access log's line budget: a flood is counted exactly and summarised, and no
 /// peer, nor many peers together, writes faster than the budget allows.
 @Suite struct AccessLogBudgetTests {
     final class Files {

@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 extension DaemonSuite {
-    /// The owner's decision log (issue 13.6): kept by default, even by a daemon the CLI started on
+    /// The owner's decision log: kept by default, even by a daemon the CLI started on
     /// demand (its stderr is /dev/null), readable with `sortedvault log`, capped, and free of secrets.
     @Suite struct AccessLogTests {
         private static func accessLog(_ cli: CLIHarness) -> String { cli.root + "/home/.local/state/sortedvault/access.log" }
@@ -56,7 +56,7 @@ extension DaemonSuite {
             let log = try #require(Self.accessLogText(path, containing: "operation=\"delete\""), "no access log with the delete at \(path)")
             let lines = log.split(separator: "\n")
             let uid = getuid()
-            // At rest the service is a keyed pseudonym, never its name (issue 21.10).
+            // At rest the service is a keyed pseudonym, never its name.
             #expect(!log.contains("com.example.mail"), "the access log holds a service name in plaintext: \(log)")
             #expect(lines.contains { $0.contains(" allowed uid=\(uid) ") && $0.contains("operation=\"store\"") && $0.contains("service=<private:")
                 && $0.contains("/sortedvault\" operation=") && $0.contains("by rule owner (\(policy)/access.toml:1)") }, "\(log)")
@@ -186,7 +186,7 @@ extension DaemonSuite {
             #expect(read(until: "service=\"com.four\"", into: &received), "\(received)")
         }
 
-        /// Issue 21.3: a program allowed one operation sends 4,096 denied calls and a program no rule
+        /// A program allowed one operation sends 4,096 denied calls and a program no rule
         /// admits opens 3,000 connections; the owner's lines before and after are still there, and
         /// the refusals are written up to their budget, the rest counted in exact summaries.
         @Test func aFloodOfRefusalsLeavesTheOwnersLinesAndExactCounts() throws {

@@ -97,7 +97,7 @@ extension DaemonSuite {
             let cli = try Self.shared
             let connection = try VarlinkConnection(unixSocketPath: cli.socket)
             defer { connection.close() }
-            // Unlock without a passphrase asks the key file or keyring again (issue 13.3).
+            // Unlock without a passphrase asks the key file or keyring again.
             let optional: Set<String> = ["label", "attributes", "expires", "service@List", "passphrase@Unlock"]
             for (method, parameters) in Self.methods {
                 for name in parameters.keys {

@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 extension DaemonSuite {
-    /// Issue 24: without systemd there was no way to stop the daemon or to make it read a changed
+    /// Without systemd there was no way to stop the daemon or to make it read a changed
     /// policy, and `status` did not say which daemon answered. `sortedvault stop`, `sortedvault
     /// reload` (and SIGHUP), and `status` with the daemon's pid, uptime and policy files.
     @Suite struct DaemonControlTests {

@@ -84,7 +84,7 @@ extension DaemonSuite {
             cli.killStrayDaemons()
         }
 
-        /// Issue 24: a daemon the CLI starts that cannot start gives its own reason through the CLI,
+        /// A daemon the CLI starts that cannot start gives its own reason through the CLI,
         /// with exit 7 (it said "did not start; run sortedvault daemon" with exit 4), from the lean
         /// front (retrieve) and the full CLI (list) alike; and a policy directory holding only
         /// settings.toml, as the README suggests for auto-lock, starts with the built-in policy.

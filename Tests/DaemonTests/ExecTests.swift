@@ -115,7 +115,7 @@ extension DaemonSuite {
             cli.stopDaemon()
         }
 
-        /// Issue 21.7: with `--socket` elsewhere the token directory stays under the caller's own
+        /// With `--socket` elsewhere the token directory stays under the caller's own
         /// XDG_RUNTIME_DIR (it was put beside the socket's directory, in someone else's if shared).
         @Test func theTokenFileIsInTheCallersRuntimeDirectoryWhateverTheSocket() async throws {
             let provider = try OAuthTestProvider()
@@ -135,7 +135,7 @@ extension DaemonSuite {
             #expect(!FileManager.default.fileExists(atPath: cli.root + "/sortedvault"))
         }
 
-        /// Issue 21.7: the exec directory swapped for a symlink while the command runs: the next
+        /// The exec directory swapped for a symlink while the command runs: the next
         /// refresh is written through the descriptor of the directory that was checked, never into
         /// the symlink's target (the old code followed the path and wrote the token there).
         @Test func aDirectorySwappedForASymlinkRedirectsNoRefresh() async throws {

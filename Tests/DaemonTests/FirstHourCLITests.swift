@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 extension DaemonSuite {
-    /// Issue 24's stumbles with passphrases and secrets, each as a new user hit it.
+    /// The stumbles with passphrases and secrets, each as a new user hit it.
     @Suite struct FirstHourCLITests {
         @Test func aPipedPassphraseIsReadAndAWrongOneIsRecorded() throws {
             let cli = try CLIHarness()

@@ -121,9 +121,9 @@ extension DaemonSuite {
             return provider
         }
 
-        /// Issue 21.9: git sends the bound login's token as a password, so a binding is made only for
+        /// Git sends the bound login's token as a password, so a binding is made only for
         /// https or plain http to this machine, and a binding to plain http elsewhere (made before
-        /// the check) gets no token. Issue 24: a binding to a login that does not exist is refused.
+        /// the check) gets no token. A binding to a login that does not exist is refused.
         @Test func aLoginIsBoundOnlyToHTTPSOrLoopbackAndOnlyWhenItExists() async throws {
             let cli = try CLIHarness()
             try cli.initKeyFileVault()

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 extension DaemonSuite {
-    /// Issue 24: `sortedvault help init` (and daemon, recover) showed only `<arguments>`, completion
+    /// `sortedvault help init` (and daemon, recover) showed only `<arguments>`, completion
     /// offered only --version there, help wrapped raggedly, retrieve described no argument, daemon
     /// offered --no-autostart, and options before the verb were "Unknown option".
     @Suite struct HelpTextTests {

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 extension DaemonSuite {
-    /// Issue 21.10: the access log lay on disk with every service name in plaintext, while the vault
+    /// The access log lay on disk with every service name in plaintext, while the vault
     /// seals them. Now a name is a keyed pseudonym at rest, `sortedvault log` shows the names through
     /// the unlocked daemon, and `access_log_names = "plain"` keeps plain names for who wants them.
     @Suite struct LogNamesTests {

@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 extension DaemonSuite {
-    /// Issue 9.6 through the real binaries: an older copy of vault.db (and its -wal) put back while the
+    /// Through the real binaries: an older copy of vault.db (and its -wal) put back while the
     /// daemon is stopped makes the next daemon refuse to start, naming the rollback and the recovery;
     /// `sortedvault recover --accept-rollback` accepts the copy.
     @Suite struct RollbackDaemonTests {
@@ -45,7 +45,7 @@ extension DaemonSuite {
             cli.stopDaemon()
         }
 
-        /// Issue 21.8: recovery brought a revoked token back silently, beside a live daemon and with no
+        /// Recovery brought a revoked token back silently, beside a live daemon and with no
         /// confirmation. Now it needs the daemon stopped, a "yes" on a terminal (or --yes), and it
         /// leaves a line in the access log and the generation record.
         @Test func recoveryNeedsTheDaemonStoppedAConfirmationAndLeavesATrace() throws {

@@ -8,7 +8,7 @@ import VaultProtocol
 import VaultSession
 
 extension DaemonSuite {
-    /// Issue 10: `List` / `sortedvault session list` show the logins a client may see under its
+    /// `List` / `sortedvault session list` show the logins a client may see under its
     /// policy (`session.list`, matched against each login's service), and never a token.
     @Suite struct SessionListDaemonTests {
         /// The test process may save anywhere but list only com.sorted.api; the CLI may list only
@@ -63,7 +63,7 @@ extension DaemonSuite {
                   case .array(let logins)? = reply["logins"] else { Issue.record("bad JSON: \(cli.text)"); return }
             #expect(logins.compactMap { $0.objectValue?["service"]?.stringValue } == ["com.sorted.other"])
             #expect(logins.compactMap { $0.objectValue?["account"]?.stringValue } == ["bob"])
-            // One JSON style with list --json and status --json: pretty, times as ISO 8601 (issue 24).
+            // One JSON style with list --json and status --json: pretty, times as ISO 8601.
             let expires = logins.first?.objectValue?["accessTokenExpiresAt"]?.stringValue
             #expect(expires.map { (try? Date($0, strategy: .iso8601)) != nil } == true, "\(cli.text)")
             #expect(cli.text.contains("\n  \""), "not pretty-printed: \(cli.text)")

@@ -13,7 +13,7 @@ import Glibc
 #endif
 
 extension DaemonSuite {
-    /// Issue 9.1: a client allowed `com.\u{212A}*` (KELVIN SIGN) and denied `com.Kiosk` must never reach
+    /// A client allowed `com.\u{212A}*` (KELVIN SIGN) and denied `com.Kiosk` must never reach
     /// the `com.Kiosk` login by spelling its name another, canonically equivalent way.
     @Suite struct SessionNameConfusionTests {
         /// The test process is the victim app (any operation); the venv's Python is the attacker,

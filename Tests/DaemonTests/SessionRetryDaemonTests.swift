@@ -6,7 +6,7 @@ import VaultCore
 import VaultSession
 
 extension DaemonSuite {
-    /// Issue 10: "a client asking is never held back" — through the daemon, against the real provider.
+    /// "A client asking is never held back" — through the daemon, against the real provider.
     @Suite struct SessionRetryDaemonTests {
         @Test func whenTheProviderIsBackTheVeryNextAutoLoginIsRefreshed() async throws {
             let world = try SessionDaemonTests.World()

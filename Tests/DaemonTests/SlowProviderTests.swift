@@ -10,7 +10,7 @@ import VaultTesting
 @testable import VaultSession
 
 extension DaemonSuite {
-    /// Issue 9.4: a slow provider can neither stretch a refresh past its deadline nor hold a logout.
+    /// A slow provider can neither stretch a refresh past its deadline nor hold a logout.
     @Suite struct SlowProviderTests {
         /// The provider sends its answer one byte every 2 s (60 s in all); URLSession's own timeouts
         /// count only the time between bytes, so only a total deadline ends the request. The

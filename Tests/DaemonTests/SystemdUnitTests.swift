@@ -13,7 +13,7 @@ import Glibc
 extension DaemonSuite {
     /// The shipped units in `systemd/`, checked with systemd's own tools (Debian's `systemd` package):
     /// `systemd-analyze verify`, and the daemon started through `systemd-socket-activate`, a real
-    /// LISTEN_FDS launcher, on the socket unit's path and mode (issue 13.1). A user manager
+    /// LISTEN_FDS launcher, on the socket unit's path and mode. A user manager
     /// (`systemd --user`) cannot run where PID 1 is not systemd: see docs/install.md.
     @Suite struct SystemdUnitTests {
         /// A home with the binary installed where the service's ExecStart expects it (%h/.local/bin).

@@ -5,7 +5,7 @@ import Varlink
 
 extension DaemonSuite {
     /// After `lock` or an auto-lock, a key-file vault unlocks again without a restart: `sortedvault
-    /// unlock` and `Unlock` without a passphrase re-read the key file (issue 13.3). Auto-lock runs on
+    /// unlock` and `Unlock` without a passphrase re-read the key file. Auto-lock runs on
     /// the daemon's injected clock.
     @Suite struct UnlockAgainTests {
         @Test func aKeyFileVaultUnlocksAgainAfterLockWithoutAPassphrase() throws {

@@ -11,7 +11,7 @@ import Glibc
 
 extension DaemonSuite {
     /// Concurrent unlocks cannot bypass the throttle, and one client's failures never lock the
-    /// owner out (issue 9.5).
+    /// owner out.
     @Suite struct UnlockThrottleTests {
         /// What one passphrase check costs at the `interactive` cost (Argon2id's 64 MiB).
         static let derivationKiB = 64 * 1024

@@ -129,7 +129,7 @@ extension SecretServiceSuite {
 }
 
 extension SecretServiceSuite.DaemonKeySourceTests {
-    /// After a lock the keyring is asked again: no recovery passphrase needed (issue 13.3).
+    /// After a lock the keyring is asked again: no recovery passphrase needed.
     @Test func afterALockTheKeyringUnlocksTheVaultAgainWithoutTheRecoveryPassphrase() async throws {
         let keyring = try KeyringSession()
         let cli = try DaemonHarness(busAddress: keyring.busAddress)

@@ -4,7 +4,7 @@ import VaultCore
 @testable import VaultSession
 import VaultTesting
 
-/// Issue 9.4: no login's lock is held across the network. A logout wipes at once whatever a
+/// No login's lock is held across the network. A logout wipes at once whatever a
 /// refresh is doing, and a refresh that answers afterwards neither stores its tokens nor brings
 /// the login back: they are revoked.
 @Suite struct LogoutDuringRefreshTests {

@@ -4,7 +4,7 @@ import VaultCore
 @testable import VaultSession
 import VaultTesting
 
-/// Issue 9.1 inside the manager: its flights, locks and tracked logins are keyed by the exact bytes
+/// Inside the manager: its flights, locks and tracked logins are keyed by the exact bytes
 /// of the names, so a canonically equivalent spelling is another login — never this one's.
 @Suite struct NameIdentityTests {
     @Test func aCanonicallyEquivalentKeyDoesNotJoinAHeldRefreshOrReadItsLogin() async throws {

@@ -5,7 +5,7 @@ import VaultCore
 import VaultTesting
 
 /// A provider that is down or overloaded deletes nothing and holds the background work back; a
-/// client asking is held back only by a one-second floor (issue 10).
+/// client asking is held back only by a one-second floor.
 @Suite struct TransientFailureTests {
     @Test func aFailedRefreshIsOfflineAndKeepsTheLogin() async throws {
         let h = try SessionHarness([.answer(status: 503, body: "")])
@@ -31,7 +31,7 @@ import VaultTesting
     }
 
     /// Was "attemptsWithinTheHoldBackMakeNoRequest": AutoLogin used to wait out the whole
-    /// hold-back, which issue 10 names as the bug. The background work still does (next test).
+    /// hold-back, which is the bug. The background work still does (next test).
     @Test func autoLoginsWithinTheFloorMakeNoRequestAndTheFirstAfterItDoes() async throws {
         let h = try SessionHarness([.answer(status: 429, body: ""), .tokens(access: "A2")])
         try await h.signIn()
@@ -69,7 +69,7 @@ import VaultTesting
         #expect(try await h.sessions.autoLogin(h.key).accessToken == "A2")
     }
 
-    /// Issue 10: "after being offline, AutoLogin keeps answering offline until the hold-back runs out".
+    /// "After being offline, AutoLogin keeps answering offline until the hold-back runs out".
     @Test func whenTheProviderIsBackTheVeryNextAutoLoginIsRefreshedWhateverTheHoldBack() async throws {
         let h = try SessionHarness([.unreachable, .unreachable, .unreachable, .unreachable, .unreachable,
                                     .tokens(access: "A2", refresh: "R2")])

@@ -7,7 +7,7 @@ import VaultCrypto
 import VaultSQLite
 import VaultTesting
 
-/// Putting back an older copy of a row, of the state, or of the whole file (issue 9.6): refused with
+/// Putting back an older copy of a row, of the state, or of the whole file: refused with
 /// an `.integrityFailure` that names the rollback and the recovery, on real SQLite files.
 @Suite struct RollbackTests {
     /// Every column of every item row, the state row and its entries, as an attacker would copy them with sqlite3.

@@ -8,7 +8,7 @@ import VaultCrypto
 import Glibc
 #endif
 
-/// `sortedvault exec`'s token file (issue 21.7): only in a private directory of the caller's, and
+/// `sortedvault exec`'s token file: only in a private directory of the caller's, and
 /// never written again once removed.
 @Suite struct TokenFileTests {
     final class Runtime {
