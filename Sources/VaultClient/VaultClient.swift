@@ -59,7 +59,12 @@ public final class VaultClient: TokenStore, LockableStore {
         _ = try await call(VaultInterface.Delete.self, .init(key))
     }
 
-    public func list(service: String?) async throws -> [ItemMetadata] {
+    /// Whether the item exists, without reading its secret.
+    public func exists(_ key: ItemKey) async throws -> Bool {
+        try await call(VaultInterface.Exists.self, .init(key)).exists
+    }
+
+        public func list(service: String?) async throws -> [ItemMetadata] {
         try await call(VaultInterface.List.self, .init(service: service)).items.map(ItemMetadata.init(wire:))
     }
 
@@ -107,7 +112,7 @@ public final class VaultClient: TokenStore, LockableStore {
                            version: reply.version, autoLockMinutes: Int(reply.autoLockMinutes),
                            pid: reply.pid.map { Int($0) }, uptimeSeconds: reply.uptimeSeconds.map { Int($0) },
                            policyFiles: reply.policyFiles, policyReloads: reply.policyReloads.map { Int($0) },
-                           policyError: reply.policyError)
+                           policyError: reply.policyError, accessLogFailedWrites: reply.accessLogFailedWrites.map { Int($0) })
     }
 
     /// Sends one typed call of any of the daemon's interfaces on the I/O queue; `decodeError` maps
@@ -228,4 +233,7 @@ public struct VaultStatus: Sendable, Equatable, Codable {
     public var policyFiles: [String]?
     public var policyReloads: Int?
     public var policyError: String?
+    /// Access-log lines the daemon could not write since it started (nil: it logs to the journal,
+    /// or does not say).
+    public var accessLogFailedWrites: Int? = nil
 }

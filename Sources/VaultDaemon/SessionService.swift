@@ -46,18 +46,19 @@ final class SessionService: VarlinkInterface {
             default: return error
             }
         }) {
-            switch call.member {
-            case "Save":
+            guard let method = SessionInterface.Method(rawValue: call.method) else { throw VarlinkError.methodNotFound(call.method) }
+            switch method {
+            case .save:
                 let request = try SessionInterface.Save.Request(from: parameters)
                 return .task { try await self.save(request, peer: peer) }
-            case "AutoLogin":
+            case .autoLogin:
                 let key = try authorized(.init(from: parameters), peer, "session.autologin")
                 if let result = sessions.autoLoginNow(key) { return .reply(.typed(SessionInterface.LoginOutcome(result))) }
                 return .task { .typed(SessionInterface.LoginOutcome(try await self.sessions.autoLogin(key))) }
-            case "Refresh":
+            case .refresh:
                 let key = try authorized(.init(from: parameters), peer, "session.refresh")
                 return .task { .typed(SessionInterface.LoginOutcome(try await self.sessions.refresh(key))) }
-            case "Logout":
+            case .logout:
                 let key = try authorized(.init(from: parameters), peer, "session.logout")
                 return .task {
                     let result = try await self.sessions.logout(key)
@@ -66,16 +67,15 @@ final class SessionService: VarlinkInterface {
                                                                 revocationQueued: result.revocationQueued,
                                                                 providerCannotRevoke: result.providerCannotRevoke))
                 }
-            case "Status":
+            case .status:
                 let key = try authorized(.init(from: parameters), peer, "session.status")
                 return .task { .typed(SessionInterface.Status.Reply(session: .init(try await self.sessions.status(key)))) }
-            case "List":
+            case .list:
                 let request = try SessionInterface.List.Request(from: parameters)
                 return .task { try await self.list(request, peer: peer) }
-            case "Watch":
+            case .watch:
                 let request = try SessionInterface.Watch.Request(from: parameters)
                 return .task { try await self.watch(request, more: call.more, context: context) }
-            default: throw VarlinkError.methodNotFound(call.method)
             }
         }
     }

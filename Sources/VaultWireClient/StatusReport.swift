@@ -3,7 +3,7 @@
 public enum StatusReport {
     public static func lines(locked: Bool, items: Int, logins: Int?, queuedRevocations: Int?, keySources: [String],
                              autoLockMinutes: Int, version: String, socket: String, pid: Int? = nil, uptimeSeconds: Int? = nil,
-                             policyFiles: [String]? = nil, policyError: String? = nil) -> [String] {
+                             policyFiles: [String]? = nil, policyError: String? = nil, accessLogFailedWrites: Int? = nil) -> [String] {
         var lines = ["vault: \(locked ? "locked" : "unlocked")",
                      "items: \(items)\(logins == nil ? " (stored records; the vault is locked)" : "")"]
         if let logins { lines.append("logins: \(logins)") }
@@ -16,6 +16,9 @@ public enum StatusReport {
         lines.append(daemon)
         if let policyFiles { lines.append("policy: " + policyFiles.joined(separator: ", ")) }
         if let policyError { lines.append("policy reload failed, the policy above stays: " + policyError) }
+        if let accessLogFailedWrites, accessLogFailedWrites > 0 {
+            lines.append("access log: \(accessLogFailedWrites) lines could not be written (the disk was full, or calls came faster than the log could take them)")
+        }
         return lines
     }
 

@@ -76,6 +76,25 @@ struct Delete: AsyncParsableCommand {
     }
 }
 
+struct Exists: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Tell by the exit status whether an item exists, without reading its secret.",
+        discussion: "Prints nothing: exit 0 when the item exists, 1 when it does not (or it expired). The access policy checks it as \"list\" on the service.")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The service, e.g. com.sorted.api.") var service: String
+    @Argument(help: "The account within the service.") var account: String
+
+    func run() async throws {
+        try await reportingErrors {
+            // The answer is the exit status, as `test` gives it: "no" is not an error to print.
+            guard try await global.client().exists(ItemKey(service: service, account: account)) else {
+                throw ExitCode(ExitStatus.notFound.rawValue)
+            }
+        }
+    }
+}
+
 struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List items (metadata only, never secrets).")
 

@@ -19,7 +19,7 @@ struct SortedVault: AsyncParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            InitForwarder.self, RecoverForwarder.self, Store.self, Retrieve.self, Delete.self, List.self, Status.self,
+            InitForwarder.self, RecoverForwarder.self, Store.self, Retrieve.self, Delete.self, Exists.self, List.self, Status.self,
             Lock.self, Unlock.self, ChangePassphrase.self, Stop.self, Reload.self, SessionCommand.self, Exec.self, GitCommand.self, Log.self, DaemonForwarder.self,
         ])
 

@@ -22,7 +22,8 @@ struct Status: AsyncParsableCommand {
                     locked: status.locked, items: status.items, logins: status.logins, queuedRevocations: status.queuedRevocations,
                     keySources: status.keySources, autoLockMinutes: status.autoLockMinutes, version: status.version,
                     socket: try global.paths().socket, pid: status.pid, uptimeSeconds: status.uptimeSeconds,
-                    policyFiles: status.policyFiles, policyError: status.policyError)
+                    policyFiles: status.policyFiles, policyError: status.policyError,
+                    accessLogFailedWrites: status.accessLogFailedWrites)
                 for line in lines { print(line) }
             }
         }

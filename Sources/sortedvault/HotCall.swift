@@ -45,7 +45,8 @@ enum HotCall {
                 queuedRevocations: status.queuedRevocations.map { Int($0) }, keySources: status.keySources,
                 autoLockMinutes: Int(status.autoLockMinutes), version: status.version, socket: connection.path,
                 pid: status.pid.map { Int($0) }, uptimeSeconds: status.uptimeSeconds.map { Int($0) },
-                policyFiles: status.policyFiles, policyError: status.policyError)
+                policyFiles: status.policyFiles, policyError: status.policyError,
+                accessLogFailedWrites: status.accessLogFailedWrites.map { Int($0) })
             for line in lines { print(line) }
         }
     }

@@ -5,7 +5,7 @@ import VaultCore
 
 extension DaemonSuite {
     /// `Status` counts what a user can list; logins and queued revocations, which `List` hides, are
-    /// reported as their own numbers (issue 13.8).
+    /// reported as their own numbers.
     @Suite struct StatusCountTests {
         @Test func statusCountsListableItemsAndReportsLoginsAndQueuedRevocationsApart() async throws {
             let world = try DaemonSuite.SessionDaemonTests.World()
@@ -18,6 +18,8 @@ extension DaemonSuite {
             #expect(status.items == listed.count, "Status counted \(status.items) items, List shows \(listed.count)")
             #expect(status.logins == 1)
             #expect(status.queuedRevocations == 0)
+            // Every access-log line so far was written, and the daemon says so.
+            #expect(status.accessLogFailedWrites == 0)
             let printed = try world.cli.run(["status"]).text
             #expect(printed.contains("items: 1\n") && printed.contains("logins: 1\n") && printed.contains("queued revocations: 0\n"),
                     "sortedvault status printed: \(printed)")

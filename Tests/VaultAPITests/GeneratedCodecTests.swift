@@ -26,6 +26,7 @@ import VaultCrypto
         try check(I.Store.self, .init(service: "s", account: "a", secret: Self.secret, label: "l", attributes: ["x": "y"], expires: 9.5, keep: true), .init(), covered)
         try check(I.Retrieve.self, .init(service: "s", account: "a"), .init(secret: Self.secret, item: Self.item), covered)
         try check(I.Delete.self, .init(service: "s", account: "a"), .init(), covered)
+        try check(I.Exists.self, .init(service: "s", account: "a"), .init(exists: true), covered)
         try check(I.List.self, .init(service: "s"), .init(items: [Self.item, .init(service: "t", account: "b", created: 3, modified: 4)]), covered)
         try check(I.LogNames.self, .init(), .init(names: ["private:1": "github"]), covered)
         try check(I.Status.self, .init(), .init(locked: false, keySources: ["keyfile"], items: 3, logins: 1, queuedRevocations: 0, version: "0.1.0",
