@@ -25,8 +25,8 @@ struct AccessControl: Sendable {
         try enforce(decide(peer, operation, service: service), peer, operation, service: service, interface: interface)
     }
 
-    /// The policy's decision for the call, not yet recorded: a fast path decides once, reads, and
-    /// ``enforce(_:_:_:service:interface:)``s the same decision only when it answers.
+    /// The policy's decision for the call, not yet recorded (``require`` records it; ``allows``
+    /// filters a listing with it).
     func decide(_ peer: PeerCredentials, _ operation: String, service: String?) -> Decision {
         policy.decide(request(peer, operation, service))
     }
