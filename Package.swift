@@ -115,7 +115,7 @@ let package = Package(
             name: "varlink-certification-server",
             dependencies: ["Varlink", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"), .product(name: "Logging", package: "swift-log")]
         ),
-        .target(name: "VaultProtocol", dependencies: ["Varlink", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession"]),
+        .target(name: "VaultProtocol", dependencies: ["Varlink", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "VaultWireClient"]),
         // The varlink IDL parser and the Swift generator: the build tool reads interfaces/*.varlink
         // with them (a bad or unsupported file is a build error at its line and column) and writes
         // VaultAPI's generated types, which embed the files themselves for the daemon to serve.

@@ -26,9 +26,7 @@ public struct PathOptions: ParsableArguments {
 
     /// The paths, with command-line overrides applied (``CLILocation/resolve(environment:)``).
     public func paths() throws -> VaultPaths {
-        let paths = try cliLocation.resolve()
-        return VaultPaths(socket: paths.socket, dataDirectory: paths.dataDirectory, keyFile: paths.keyFile,
-                          policyDirectory: paths.policyDirectory, stateDirectory: paths.stateDirectory)
+        try cliLocation.resolve()
     }
 }
 

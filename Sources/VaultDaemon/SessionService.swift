@@ -38,14 +38,7 @@ final class SessionService: VarlinkInterface {
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkAnswer {
         let peer = context.peer
         let parameters = WireParameters(call)
-        let interface = name
-        return try .mappingErrors({ error in
-            switch error {
-            case let error as WireParameterError: return VarlinkError(error, interface: interface)
-            case let error as VaultError: return SessionWireError.encode(error, key: try? VaultInterface.ItemName(from: parameters).key())
-            default: return error
-            }
-        }) {
+        return try .daemon(call, interface: name, encode: { SessionWireError.encode($0, key: $1) }) {
             guard let method = SessionInterface.Method(rawValue: call.method) else { throw VarlinkError.methodNotFound(call.method) }
             switch method {
             case .save:

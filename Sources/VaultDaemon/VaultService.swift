@@ -70,14 +70,7 @@ final class VaultService: VarlinkInterface {
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkAnswer {
         let peer = context.peer
         let parameters = WireParameters(call)
-        let interface = name
-        return try .mappingErrors({ error in
-            switch error {
-            case let error as WireParameterError: return VarlinkError(error, interface: interface)
-            case let error as VaultError: return VaultWireError.encode(error, key: try? VaultInterface.ItemName(from: parameters).key())
-            default: return error
-            }
-        }) {
+        return try .daemon(call, interface: name, encode: { VaultWireError.encode($0, key: $1) }) {
             // The generated method list: a method added to the interface file is a build error here
             // until it has its case.
             guard let method = VaultInterface.Method(rawValue: call.method) else { throw VarlinkError.methodNotFound(call.method) }

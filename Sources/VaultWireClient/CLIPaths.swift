@@ -72,6 +72,16 @@ public struct CLIPaths: Equatable, Sendable {
     public var stateDirectory: String
 
     public var database: String { dataDirectory + "/vault.db" }
+    /// The last vault generation seen (docs/rollback.md), one file per vault path (FNV-1a of the
+    /// path names it), kept apart from the vault so that a restored vault does not bring it back.
+    public var generationRecord: String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in database.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return stateDirectory + "/generation-" + String(hash, radix: 16)
+    }
+    /// The daemon's decision log (who asked for what, allowed or denied, by which rule), unless
+    /// systemd runs the daemon (then the journal).
+    public var accessLog: String { stateDirectory + "/access.log" }
 
     public init(socket: String, dataDirectory: String, keyFile: String, policyDirectory: String?, stateDirectory: String) {
         self.socket = socket
