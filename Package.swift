@@ -68,7 +68,7 @@ let package = Package(
         .target(
             name: "VaultSQLite",
             dependencies: ["Vault", "VaultCore", .product(name: "GRDB", package: "GRDB.swift"),
-                           // SQLite's C API, for the fast path's one prepared read (ItemPointReader).
+                           // SQLite's C API, for every read (SQLiteReaders).
                            .product(name: "GRDBSQLite", package: "GRDB.swift")]
         ),
         .target(name: "VaultTesting", dependencies: ["VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON"]),

@@ -18,11 +18,12 @@ import Glibc
 /// replacement, so no old ciphertext lingers in the database or its `-wal` file. The file is created
 /// with mode 0600; `quick_check` runs on every open.
 ///
-/// One GRDB `DatabasePool`: writes (which fsync) run on its writer, off the caller's thread; reads
-/// run on the caller's thread on one of its read-only connections, each in one snapshot, and never
-/// wait behind a write (WAL lets a reader see the last commit while a writer writes).
+/// Writes (which fsync) run on the writer of a GRDB `DatabasePool`, off the caller's thread; every
+/// read runs on the caller's thread on a read-only connection of ``SQLiteReaders``, in one snapshot,
+/// and never waits behind a write (WAL lets a reader see the last commit while a writer writes).
 public final class SQLiteSealedStorage: SealedStorage {
     private let pool: DatabasePool
+    private let readers: SQLiteReaders
     /// The database file's path.
     public let path: String
 
@@ -31,23 +32,20 @@ public final class SQLiteSealedStorage: SealedStorage {
     /// a store touches a handful of pages.
     static let writerCacheKiB = 512
     static let readerCacheKiB = 256
-    /// Read connections: reads take microseconds, so a few serve every thread that reads at once.
-    static let readerCount = 4
+    /// Read connections: reads take microseconds, so a few serve every thread that reads at once
+    /// (the event loops and the threads of the vault's tasks); a ninth waits for one of them.
+    static let readerCount = 8
 
     public init(path: String) throws {
         self.path = path
         try Self.createPrivately(path)
         var config = Configuration()
         config.busyMode = .timeout(5)
-        config.maximumReaderCount = Self.readerCount
         config.prepareDatabase { db in
-            if db.configuration.readonly {
-                try db.execute(sql: "PRAGMA cache_size = \(-Self.readerCacheKiB)")
-            } else {
-                try db.execute(sql: "PRAGMA secure_delete = ON")
-                try db.execute(sql: "PRAGMA cache_size = \(-Self.writerCacheKiB)")
-            }
+            try db.execute(sql: "PRAGMA secure_delete = ON")
+            try db.execute(sql: "PRAGMA cache_size = \(-Self.writerCacheKiB)")
         }
+        readers = SQLiteReaders(path: path, count: Self.readerCount)
         do {
             pool = try DatabasePool(path: path, configuration: config)
             try pool.writeWithoutTransaction { db in
@@ -80,6 +78,7 @@ public final class SQLiteSealedStorage: SealedStorage {
 
     /// Closes the database; later calls fail.
     public func close() throws {
+        readers.close()
         try pool.close()
     }
 
@@ -127,8 +126,8 @@ public final class SQLiteSealedStorage: SealedStorage {
     // MARK: SealedStorage
 
     public func readHeader() throws -> [UInt8]? {
-        try read("read the vault header") { db in
-            try Data.fetchOne(db.cachedStatement(sql: "SELECT body FROM vault_header WHERE id = 1")).map { Array($0) }
+        try readers.read("read the vault header") { reader in
+            try reader.rows("SELECT body FROM vault_header WHERE id = 1") { $0.blob(0) }.first
         }
     }
 
@@ -151,41 +150,46 @@ public final class SQLiteSealedStorage: SealedStorage {
     }
 
     public func read(lookup: [UInt8]) throws -> (state: SealedVaultState?, record: SealedRecord?) {
-        try read("read an item") { db in
-            let statement = try db.cachedStatement(sql: "SELECT lookup, revision, expires_at, metadata, secret FROM items WHERE lookup = ?")
-            return (try Self.state(db), try Row.fetchOne(statement, arguments: [Data(lookup)]).map { Self.record(from: $0, withSecret: true) })
+        try readers.read("read an item") { reader in
+            let record = try reader.rows("SELECT lookup, revision, expires_at, metadata, secret FROM items WHERE lookup = ?",
+                                         binding: lookup) { Self.record(from: $0, withSecret: true) }
+            return (try Self.state(reader), record.first)
         }
     }
 
     public func readState() throws -> SealedVaultState? {
-        try read("read the vault state") { db in try Self.state(db) }
+        try readers.read("read the vault state") { reader in try Self.state(reader) }
     }
 
     public func stateEntries() throws -> [StateEntry] {
-        try read("read the vault state") { db in
-            try Row.fetchAll(db.cachedStatement(sql: "SELECT lookup, revision, expires_at FROM vault_entries")).map { row in
-                StateEntry(lookup: Array(row[0] as Data), revision: UInt64(bitPattern: row[1] as Int64), expiresAt: row[2] as Double?)
+        try readers.read("read the vault state") { reader in
+            try reader.rows("SELECT lookup, revision, expires_at FROM vault_entries") { row in
+                StateEntry(lookup: row.blob(0), revision: UInt64(bitPattern: row.int64(1)), expiresAt: row.double(2))
             }
         }
     }
 
     public func listings() throws -> (state: SealedVaultState?, records: [SealedRecord]) {
-        try read("list items") { db in
-            let items = try db.cachedStatement(sql: "SELECT lookup, revision, expires_at, metadata FROM items ORDER BY id")
-            return (try Self.state(db), try Row.fetchAll(items).map { Self.record(from: $0, withSecret: false) })
+        try readers.read("list items") { reader in
+            let records = try reader.rows("SELECT lookup, revision, expires_at, metadata FROM items ORDER BY id") {
+                Self.record(from: $0, withSecret: false)
+            }
+            return (try Self.state(reader), records)
         }
     }
 
     public func count() throws -> Int {
-        try read("count items") { db in try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM items")) ?? 0 }
+        try readers.read("count items") { reader in
+            Int(try reader.rows("SELECT count(*) FROM items") { $0.int64(0) }.first ?? 0)
+        }
     }
 
     /// The state row, inside a read.
-    private static func state(_ db: Database) throws -> SealedVaultState? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT vault_id, generation, count, tag FROM vault_state WHERE id = 1")).map { row in
-            SealedVaultState(vaultID: Array(row[0] as Data), generation: UInt64(bitPattern: row[1] as Int64),
-                             count: UInt64(bitPattern: row[2] as Int64), tag: Array(row[3] as Data))
-        }
+    private static func state(_ reader: SQLiteReader) throws -> SealedVaultState? {
+        try reader.rows("SELECT vault_id, generation, count, tag FROM vault_state WHERE id = 1") { row in
+            SealedVaultState(vaultID: row.blob(0), generation: UInt64(bitPattern: row.int64(1)),
+                             count: UInt64(bitPattern: row.int64(2)), tag: row.blob(3))
+        }.first
     }
 
     public func writeState(_ state: SealedVaultState, entries: [StateEntry], expected: UInt64?) async throws {
@@ -272,19 +276,6 @@ public final class SQLiteSealedStorage: SealedStorage {
         }
     }
 
-    /// Reads on the caller's thread, in one snapshot, on a read connection: a point query costs
-    /// microseconds, far less than a hop to another thread and back. Writes (which fsync) go
-    /// through ``access(_:_:)``.
-    func read<T>(_ what: String, _ body: (Database) throws -> T) throws -> T {
-        do {
-            return try pool.read(body)
-        } catch let error as VaultError {
-            throw error
-        } catch {
-            throw Self.storageError(error, doing: what)
-        }
-    }
-
     /// Runs `body` on the pool's writer without blocking the caller: for writes, which fsync.
     func access<T: Sendable>(_ what: String, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
@@ -298,16 +289,12 @@ public final class SQLiteSealedStorage: SealedStorage {
         }
     }
 
-    static func record(from row: Row, withSecret: Bool) -> SealedRecord {
-        let lookup: Data = row["lookup"]
-        let revision: Int64 = row["revision"]
-        let expires: Double? = row["expires_at"]
-        let metadata: Data = row["metadata"]
-        let secret: Data? = withSecret ? row["secret"] : nil
-        return SealedRecord(
-            lookup: Array(lookup), revision: UInt64(bitPattern: revision),
-            expiresAt: expires.map(Date.init(timeIntervalSince1970:)),
-            sealedMetadata: Array(metadata), sealedSecret: secret.map(Array.init) ?? [])
+    /// A record from a row of `lookup, revision, expires_at, metadata[, secret]`.
+    static func record(from row: SQLiteRow, withSecret: Bool) -> SealedRecord {
+        SealedRecord(
+            lookup: row.blob(0), revision: UInt64(bitPattern: row.int64(1)),
+            expiresAt: row.double(2).map(Date.init(timeIntervalSince1970:)),
+            sealedMetadata: row.blob(3), sealedSecret: withSecret ? row.blob(4) : [])
     }
 
     /// Maps a SQLite error to a `VaultError` with no statement arguments in it (GRDB leaves them out
