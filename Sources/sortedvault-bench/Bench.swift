@@ -38,6 +38,7 @@ struct Bench {
     /// The start-up check of a login whose access token is valid: answered from the vault, no network.
     /// `scripts/bench` saves that login first (`sortedvault session save bench ada`).
     static let autoLogin = Array(#"{"method":"org.sortedvault.session.AutoLogin","parameters":{"service":"bench","account":"ada"}}"#.utf8) + [0]
+    static let getInfo = Array(#"{"method":"org.varlink.service.GetInfo","parameters":{}}"#.utf8) + [0]
     static let identities: [UInt8] = [0, 0, 0, 1, 11]  // SSH2_AGENTC_REQUEST_IDENTITIES
 
     struct Target {
@@ -53,8 +54,12 @@ struct Bench {
             + Array(Data(repeating: 0x41, count: 1024).base64EncodedString().utf8) + Array(#""}}"#.utf8) + [0]
         _ = try BenchSocket(path: vault, framing: .nulTerminated).roundTrip(seed)
 
+        // BENCH_VAULT_CALL=GetInfo: the daemon's server alone (framing, parsing, dispatch, reply; no
+        // policy, vault or log), answered in place of Retrieve (scripts/floor-study).
+        let serverOnly = ProcessInfo.processInfo.environment["BENCH_VAULT_CALL"] == "GetInfo"
         let targets = [
-            Target(name: "sortedvault Retrieve", path: vault, framing: .nulTerminated, request: retrieve),
+            serverOnly ? Target(name: "sortedvault GetInfo", path: vault, framing: .nulTerminated, request: getInfo)
+                : Target(name: "sortedvault Retrieve", path: vault, framing: .nulTerminated, request: retrieve),
             Target(name: "sortedvault AutoLogin", path: vault, framing: .nulTerminated, request: autoLogin),
             Target(name: "ssh-agent identities", path: agent, framing: .lengthPrefixed, request: identities),
         ]
