@@ -261,7 +261,7 @@ final class VaultService: VarlinkInterface {
     private func throttled(_ peer: PeerCredentials, _ operation: String, _ check: () async throws -> Void) async throws {
         let who = UnlockThrottle.Peer(uid: peer.uid, pid: peer.pid)
         guard let attempt = throttle.reserve(for: who) else {
-            throw VarlinkError(name: VaultWireError.tooManyAttempts, parameters: ["retryAfterSeconds": .double(throttle.retryAfter(for: who))])
+            throw VarlinkError(name: VaultInterface.Errors.tooManyAttempts, parameters: ["retryAfterSeconds": .double(throttle.retryAfter(for: who))])
         }
         do {
             try await check()

@@ -6,8 +6,9 @@ import VaultCore
 import VaultProtocol
 @testable import VaultWireClient
 
-/// The lean CLI maps error replies itself (VaultProtocol links SwiftNIO); these tests hold its texts
-/// and exit statuses to those of `VaultWireError.decode` and `SessionWireError.decode`.
+/// Both clients read error replies through `ErrorReplyReport` and map its kind on their own (the
+/// lean CLI to an exit status, the full client to a `VaultError.Code`); these tests hold the lean
+/// CLI's texts and exit statuses to those of `VaultWireError.decode` and `SessionWireError.decode`.
 @Suite struct WireFailureParityTests {
     static let parameterSets: [[String: JSONValue]] = [
         [:],
