@@ -28,8 +28,9 @@ public enum SessionWireError {
     }
 
     /// The vault error a client reports for an error reply of this interface
-    /// (``ErrorReplyReport/session(_:_:)``).
+    /// (``ErrorReply/session(_:_:as:)``).
     public static func decode(_ error: VarlinkError) -> VaultError {
-        VaultError(ErrorReplyReport.session(error.name, error.parameters))
+        let (code, reason) = ErrorReply.session(error.name, error.parameters, as: VaultError.Code.self)
+        return VaultError(code, reason)
     }
 }

@@ -29,28 +29,16 @@ public enum VaultWireError {
         }
     }
 
-    /// The vault error a client reports for a varlink error reply (``ErrorReplyReport/vault(_:_:)``).
+    /// The vault error a client reports for a varlink error reply (``ErrorReply/vault(_:_:as:)``).
     public static func decode(_ error: VarlinkError) -> VaultError {
-        VaultError(ErrorReplyReport.vault(error.name, error.parameters))
+        let (code, reason) = ErrorReply.vault(error.name, error.parameters, as: VaultError.Code.self)
+        return VaultError(code, reason)
     }
 }
 
-extension VaultError {
-    /// The vault error for what a client reads from an error reply: the code of the reply's kind,
-    /// the report's message as the reason.
-    public init(_ report: ErrorReplyReport) {
-        let code: Code
-        switch report.kind {
-        case .notFound: code = .notFound
-        case .locked: code = .locked
-        case .permissionDenied: code = .permissionDenied
-        case .invalidParameter: code = .invalidArgument
-        case .wrongPassphrase: code = .wrongPassphrase
-        case .integrityFailure: code = .integrityFailure
-        case .unsupported: code = .unavailable
-        case .providerRejected: code = .providerRejected
-        case .failure: code = .storageFailure
-        }
-        self.init(code, report.message)
-    }
+/// The vault's codes for error replies, where their names differ from the reply's kinds.
+extension VaultError.Code: ErrorReplyCode {
+    public static var invalidParameter: Self { .invalidArgument }
+    public static var unsupported: Self { .unavailable }
+    public static var failure: Self { .storageFailure }
 }

@@ -2,7 +2,7 @@ import BoundedJSON
 import VaultAPI
 
 /// What the CLI prints (`sortedvault: MESSAGE` on standard error) and the status it exits with,
-/// for an error reply or a failed call. An error reply is read by `ErrorReplyReport`, as
+/// for an error reply or a failed call. An error reply is read by `ErrorReply`, as
 /// `VaultClient` reads it; transport failures have the texts of `VaultClient`'s, mapped through
 /// `ExitStatus`. `WireFailureParityTests` checks that both clients report the same.
 public struct WireFailure: Error, Equatable {
@@ -16,28 +16,14 @@ public struct WireFailure: Error, Equatable {
 
     /// An error reply of `org.sortedvault.vault` (or of varlink itself).
     public static func vault(_ name: String, _ parameters: [String: JSONValue]) -> WireFailure {
-        WireFailure(ErrorReplyReport.vault(name, parameters))
+        let (status, message) = ErrorReply.vault(name, parameters, as: ExitStatus.self)
+        return WireFailure(status, message)
     }
 
     /// An error reply of `org.sortedvault.session`; anything else is read as the vault interface's.
     public static func session(_ name: String, _ parameters: [String: JSONValue]) -> WireFailure {
-        WireFailure(ErrorReplyReport.session(name, parameters))
-    }
-
-    /// What the CLI prints for an error reply: the report's message, and the status of its kind.
-    init(_ report: ErrorReplyReport) {
-        let status: ExitStatus
-        switch report.kind {
-        case .notFound: status = .notFound
-        case .locked: status = .locked
-        case .permissionDenied: status = .permissionDenied
-        case .invalidParameter: status = .usage
-        case .wrongPassphrase: status = .wrongPassphrase
-        case .integrityFailure: status = .integrityFailure
-        case .unsupported: status = .daemonUnreachable
-        case .providerRejected, .failure: status = .failure
-        }
-        self.init(status, report.message)
+        let (status, message) = ErrorReply.session(name, parameters, as: ExitStatus.self)
+        return WireFailure(status, message)
     }
 
     /// A call that got no reply.

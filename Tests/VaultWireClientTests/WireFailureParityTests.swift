@@ -6,8 +6,8 @@ import VaultCore
 import VaultProtocol
 @testable import VaultWireClient
 
-/// Both clients read error replies through `ErrorReplyReport` and map its kind on their own (the
-/// lean CLI to an exit status, the full client to a `VaultError.Code`); these tests hold the lean
+/// Both clients read error replies through `ErrorReply`, each in its own codes (the
+/// lean CLI in exit statuses, the full client in `VaultError.Code`s); these tests hold the lean
 /// CLI's texts and exit statuses to those of `VaultWireError.decode` and `SessionWireError.decode`.
 @Suite struct WireFailureParityTests {
     static let parameterSets: [[String: JSONValue]] = [
