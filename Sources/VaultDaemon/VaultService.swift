@@ -69,11 +69,10 @@ final class VaultService: VarlinkInterface {
     /// and for every other method, the answer is a task.
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkAnswer {
         let peer = context.peer
-        let parameters = WireParameters(call)
         return try .daemon(call, interface: name, encode: { VaultWireError.encode($0, key: $1) }) {
+            (method: VaultInterface.Method, parameters) in
             // The generated method list: a method added to the interface file is a build error here
             // until it has its case.
-            guard let method = VaultInterface.Method(rawValue: call.method) else { throw VarlinkError.methodNotFound(call.method) }
             switch method {
             case .store:
                 let request = try VaultInterface.Store.Request(from: parameters)
