@@ -47,17 +47,24 @@ struct Store: AsyncParsableCommand {
     }
 }
 
+/// SERVICE ACCOUNT, shared by the commands on one item.
+struct ItemKeyArguments: ParsableArguments {
+    @Argument(help: "The service, e.g. com.sorted.api.") var service: String
+    @Argument(help: "The account within the service.") var account: String
+
+    func key() throws -> ItemKey { try ItemKey(service: service, account: account) }
+}
+
 struct Retrieve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Write a secret's exact bytes to standard output.")
 
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The service, e.g. com.sorted.api.") var service: String
-    @Argument(help: "The account within the service.") var account: String
+    @OptionGroup var item: ItemKeyArguments
 
     func run() async throws {
         try await reportingErrors {
-            let item = try await global.client().retrieve(ItemKey(service: service, account: account))
-            StandardStreams.writeToStandardOutput(item.secret)
+            let stored = try await global.client().retrieve(item.key())
+            StandardStreams.writeToStandardOutput(stored.secret)
         }
     }
 }
@@ -66,12 +73,11 @@ struct Delete: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Delete an item and scrub it from the data files.")
 
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The service, e.g. com.sorted.api.") var service: String
-    @Argument(help: "The account within the service.") var account: String
+    @OptionGroup var item: ItemKeyArguments
 
     func run() async throws {
         try await reportingErrors {
-            try await global.client().delete(ItemKey(service: service, account: account))
+            try await global.client().delete(item.key())
         }
     }
 }
@@ -82,13 +88,12 @@ struct Exists: AsyncParsableCommand {
         discussion: "Prints nothing: exit 0 when the item exists, 1 when it does not (or it expired). The access policy checks it as \"list\" on the service.")
 
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The service, e.g. com.sorted.api.") var service: String
-    @Argument(help: "The account within the service.") var account: String
+    @OptionGroup var item: ItemKeyArguments
 
     func run() async throws {
         try await reportingErrors {
             // The answer is the exit status, as `test` gives it: "no" is not an error to print.
-            guard try await global.client().exists(ItemKey(service: service, account: account)) else {
+            guard try await global.client().exists(item.key()) else {
                 throw ExitCode(ExitStatus.notFound.rawValue)
             }
         }

@@ -103,7 +103,7 @@ struct SessionSave: AsyncParsableCommand {
     }
 }
 
-struct SessionAutoLogin: AsyncParsableCommand {
+struct SessionAutoLogin: LoginOutcomeCommand {
     static let configuration = CommandConfiguration(
         commandName: "autologin",
         abstract: "Print a valid access token, refreshing it when needed (exit 8: sign in again, 9: offline).")
@@ -111,14 +111,12 @@ struct SessionAutoLogin: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var login: SessionKeyArguments
 
-    func run() async throws {
-        try await reportingErrors {
-            try printOutcome(try await global.sessionClient().autoLogin(try login.key()))
-        }
+    func outcome(_ client: SessionClient, _ key: ItemKey) async throws -> AutoLoginResult {
+        try await client.autoLogin(key)
     }
 }
 
-struct SessionRefresh: AsyncParsableCommand {
+struct SessionRefresh: LoginOutcomeCommand {
     static let configuration = CommandConfiguration(
         commandName: "refresh",
         abstract: "Refresh now and print the new access token (exit 8: sign in again, 9: offline).")
@@ -126,9 +124,22 @@ struct SessionRefresh: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var login: SessionKeyArguments
 
+    func outcome(_ client: SessionClient, _ key: ItemKey) async throws -> AutoLoginResult {
+        try await client.refresh(key)
+    }
+}
+
+/// `session autologin` and `session refresh`: one call on a login, its outcome printed.
+protocol LoginOutcomeCommand: AsyncParsableCommand {
+    var global: GlobalOptions { get }
+    var login: SessionKeyArguments { get }
+    func outcome(_ client: SessionClient, _ key: ItemKey) async throws -> AutoLoginResult
+}
+
+extension LoginOutcomeCommand {
     func run() async throws {
         try await reportingErrors {
-            try printOutcome(try await global.sessionClient().refresh(try login.key()))
+            try printOutcome(try await outcome(global.sessionClient(), login.key()))
         }
     }
 }
