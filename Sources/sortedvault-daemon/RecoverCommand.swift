@@ -20,17 +20,13 @@ struct Recover: AsyncParsableCommand {
         discussion: RecoverArguments.discussion)
 
     @OptionGroup var options: RecoverArguments
-    var global: PathOptions { options.location }
-    var acceptRollback: Bool { options.acceptRollback }
-    var yes: Bool { options.yes }
-    var passphraseFd: Int32? { options.passphraseFd }
 
     func run() async throws {
         try await reportingErrors {
-            guard acceptRollback else {
+            guard options.acceptRollback else {
                 throw VaultError.invalidArgument("nothing was changed: pass --accept-rollback to accept the vault as it is now")
             }
-            let paths = try global.paths()
+            let paths = try options.location.paths()
             guard FileManager.default.fileExists(atPath: paths.database) else {
                 throw VaultError(.notInitialized, "no vault at \(paths.database)")
             }
@@ -46,7 +42,7 @@ struct Recover: AsyncParsableCommand {
             if try await vault.keySourceKinds().contains("keyfile") {
                 credential = .keyFile(try KeyFile.load(from: paths.keyFile))
             } else {
-                credential = .passphrase(try SecretInput.passphrase(fd: passphraseFd, prompt: "Vault passphrase: "))
+                credential = .passphrase(try SecretInput.passphrase(fd: options.passphraseFd, prompt: "Vault passphrase: "))
             }
             try await vault.unlock(credential, acceptingRollback: true)
             let items = try await vault.itemCount()
@@ -68,7 +64,7 @@ struct Recover: AsyncParsableCommand {
 
     /// The owner says yes on the terminal, or passed `--yes`; anything else changes nothing.
     private func confirm(_ database: String) throws {
-        if yes { return }
+        if options.yes { return }
         guard isatty(STDIN_FILENO) == 1 else {
             throw VaultError.invalidArgument("nothing was changed: no terminal to confirm on; run it in a terminal, or pass --yes")
         }
