@@ -28,9 +28,7 @@ struct Stop: AsyncParsableCommand {
                 return
             }
             let pid = try await DaemonControl.pid(VaultClient(socketPath: paths.socket, timeout: .seconds(10)))
-            guard kill(pid_t(pid), SIGTERM) == 0 else {
-                throw VaultError(.daemonFailed, "cannot signal the daemon (pid \(pid)): \(String(cString: strerror(errno)))")
-            }
+            try DaemonControl.signal(pid, SIGTERM)
             // Its graceful shutdown is bounded at 10 s; then it has let the socket go.
             for _ in 0..<1500 where SocketProbe.answers(at: paths.socket) { usleep(10_000) }
             guard !SocketProbe.answers(at: paths.socket) else {
@@ -61,9 +59,7 @@ struct Reload: AsyncParsableCommand {
             guard let pid = before.pid, let reloads = before.policyReloads else {
                 throw VaultError(.daemonFailed, "this daemon does not report its reloads (an older version): restart it")
             }
-            guard kill(pid_t(pid), SIGHUP) == 0 else {
-                throw VaultError(.daemonFailed, "cannot signal the daemon (pid \(pid)): \(String(cString: strerror(errno)))")
-            }
+            try DaemonControl.signal(pid, SIGHUP)
             for _ in 0..<1000 {
                 let now = try await client.status()
                 if let done = now.policyReloads, done > reloads {
@@ -81,6 +77,12 @@ struct Reload: AsyncParsableCommand {
 }
 
 enum DaemonControl {
+    static func signal(_ pid: Int, _ signal: Int32) throws {
+        guard kill(pid_t(pid), signal) == 0 else {
+            throw VaultError(.daemonFailed, "cannot signal the daemon (pid \(pid)): \(String(cString: strerror(errno)))")
+        }
+    }
+
     static func pid(_ client: VaultClient) async throws -> Int {
         guard let pid = try await client.status().pid else {
             throw VaultError(.daemonFailed, "this daemon does not report its pid (an older version): stop it by hand")
