@@ -32,7 +32,7 @@ struct SessionKeyArguments: ParsableArguments {
     func key() throws -> ItemKey { try ItemKey(service: service, account: account) }
 }
 
-struct SessionSave: AsyncParsableCommand {
+struct SessionSave: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "save",
         abstract: "Store a login from the provider's sign-in answer (JSON on standard input).",
@@ -63,19 +63,17 @@ struct SessionSave: AsyncParsableCommand {
     @Option(help: "firebase, supabase: read the Web API key / anon key (first line) from this file descriptor.") var apiKeyFd: Int32?
     @Option(help: "End the login this many seconds after sign-in, whatever its tokens say.") var maxLifetime: Int?
 
-    func run() async throws {
-        try await reportingErrors {
-            let key = try login.key()
-            let settings = try providerSettings()
-            if settings.kind != .oidc { _ = try settings.resolved() }  // a clear error before anything is read
-            let input = try SecretInput.readAll(fd: 0, limit: TokenResponse.maximumBytes, what: "the token response")
-            // The tokens go from standard input into secure memory and onto the wire, never a String.
-            _ = try input.withUnsafeBytes { try TokenResponse(json: $0, kind: settings.kind) }  // a clear error here, before the daemon sees it
-            let session = try await global.sessionClient().save(tokenResponseJSON: input, provider: settings, for: key,
-                                                                 maximumLifetime: maxLifetime)
-            let expires = session["accessTokenExpiresAt"]?.doubleValue.map { Date(timeIntervalSince1970: $0) }
-            print("saved the \(settings.kind) login for \(key.service)/\(key.account); the token expires \(expires.map { "\($0)" } ?? "at an unknown time")")
-        }
+    func perform() async throws {
+        let key = try login.key()
+        let settings = try providerSettings()
+        if settings.kind != .oidc { _ = try settings.resolved() }  // a clear error before anything is read
+        let input = try SecretInput.readAll(fd: 0, limit: TokenResponse.maximumBytes, what: "the token response")
+        // The tokens go from standard input into secure memory and onto the wire, never a String.
+        _ = try input.withUnsafeBytes { try TokenResponse(json: $0, kind: settings.kind) }  // a clear error here, before the daemon sees it
+        let session = try await global.sessionClient().save(tokenResponseJSON: input, provider: settings, for: key,
+                                                             maximumLifetime: maxLifetime)
+        let expires = session["accessTokenExpiresAt"]?.doubleValue.map { Date(timeIntervalSince1970: $0) }
+        print("saved the \(settings.kind) login for \(key.service)/\(key.account); the token expires \(expires.map { "\($0)" } ?? "at an unknown time")")
     }
 
     /// The options as provider settings; secrets come from their descriptors.
@@ -130,17 +128,15 @@ struct SessionRefresh: LoginOutcomeCommand {
 }
 
 /// `session autologin` and `session refresh`: one call on a login, its outcome printed.
-protocol LoginOutcomeCommand: AsyncParsableCommand {
+protocol LoginOutcomeCommand: ReportingCommand {
     var global: GlobalOptions { get }
     var login: SessionKeyArguments { get }
     func outcome(_ client: SessionClient, _ key: ItemKey) async throws -> AutoLoginResult
 }
 
 extension LoginOutcomeCommand {
-    func run() async throws {
-        try await reportingErrors {
-            try printOutcome(try await outcome(global.sessionClient(), login.key()))
-        }
+    func perform() async throws {
+        try printOutcome(try await outcome(global.sessionClient(), login.key()))
     }
 }
 
@@ -161,7 +157,7 @@ private func printOutcome(_ result: AutoLoginResult) throws {
     }
 }
 
-struct SessionLogout: AsyncParsableCommand {
+struct SessionLogout: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "logout",
         abstract: "Wipe the login and revoke its tokens at the provider (queued when offline).")
@@ -169,25 +165,23 @@ struct SessionLogout: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var login: SessionKeyArguments
 
-    func run() async throws {
-        try await reportingErrors {
-            let result = try await global.sessionClient().logout(try login.key())
-            if !result.wasLoggedIn {
-                print("no login was stored; nothing to do")
-            } else if result.revoked {
-                print("logged out; the provider revoked the tokens")
-            } else if result.revocationQueued {
-                print("logged out here; the provider is unreachable, so the revocation is queued and retried by the daemon")
-            } else if result.providerCannotRevoke {
-                print("logged out here; this provider gives apps no way to revoke, so its refresh token stays valid at the provider until it is revoked there (for Firebase: the Admin SDK's revokeRefreshTokens, or disabling the user)")
-            } else {
-                print("logged out; no revocation endpoint is configured, so the tokens stay valid at the provider until they expire")
-            }
+    func perform() async throws {
+        let result = try await global.sessionClient().logout(try login.key())
+        if !result.wasLoggedIn {
+            print("no login was stored; nothing to do")
+        } else if result.revoked {
+            print("logged out; the provider revoked the tokens")
+        } else if result.revocationQueued {
+            print("logged out here; the provider is unreachable, so the revocation is queued and retried by the daemon")
+        } else if result.providerCannotRevoke {
+            print("logged out here; this provider gives apps no way to revoke, so its refresh token stays valid at the provider until it is revoked there (for Firebase: the Admin SDK's revokeRefreshTokens, or disabling the user)")
+        } else {
+            print("logged out; no revocation endpoint is configured, so the tokens stay valid at the provider until they expire")
         }
     }
 }
 
-struct SessionStatusCommand: AsyncParsableCommand {
+struct SessionStatusCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "status", abstract: "Show a login's state (never its tokens).")
 
@@ -195,28 +189,26 @@ struct SessionStatusCommand: AsyncParsableCommand {
     @OptionGroup var login: SessionKeyArguments
     @Flag(help: "Print JSON.") var json = false
 
-    func run() async throws {
-        try await reportingErrors {
-            let session = try await global.sessionClient().status(try login.key())
-            if json {
-                print(CLIJSON.text(.object(session)))
-                return
-            }
-            func date(_ field: String) -> String {
-                session[field]?.doubleValue.map { "\(Date(timeIntervalSince1970: $0))" } ?? "—"
-            }
-            print("state: \(session["state"]?.stringValue ?? "?")")
-            print("access token expires: \(date("accessTokenExpiresAt"))")
-            print("refresh token: \(session["hasRefreshToken"]?.boolValue == true ? "yes, expires \(date("refreshTokenExpiresAt"))" : "none")")
-            print("signed in: \(date("signedInAt")); last refreshed: \(date("lastRefreshedAt")); login ends: \(date("absoluteExpiresAt"))")
-            print("scopes: \(session["scopes"]?.arrayValue?.compactMap(\.stringValue).joined(separator: " ") ?? "")")
-            print("user: \(session["userId"]?.stringValue ?? "—")")
-            print("provider: \(session["providerKind"]?.stringValue ?? "oauth2") at \(session["tokenEndpoint"]?.stringValue ?? "?") (client \(session["clientId"]?.stringValue ?? "?"), \(session["clientAuthentication"]?.stringValue ?? "?"))")
+    func perform() async throws {
+        let session = try await global.sessionClient().status(try login.key())
+        if json {
+            print(CLIJSON.text(.object(session)))
+            return
         }
+        func date(_ field: String) -> String {
+            session[field]?.doubleValue.map { "\(Date(timeIntervalSince1970: $0))" } ?? "—"
+        }
+        print("state: \(session["state"]?.stringValue ?? "?")")
+        print("access token expires: \(date("accessTokenExpiresAt"))")
+        print("refresh token: \(session["hasRefreshToken"]?.boolValue == true ? "yes, expires \(date("refreshTokenExpiresAt"))" : "none")")
+        print("signed in: \(date("signedInAt")); last refreshed: \(date("lastRefreshedAt")); login ends: \(date("absoluteExpiresAt"))")
+        print("scopes: \(session["scopes"]?.arrayValue?.compactMap(\.stringValue).joined(separator: " ") ?? "")")
+        print("user: \(session["userId"]?.stringValue ?? "—")")
+        print("provider: \(session["providerKind"]?.stringValue ?? "oauth2") at \(session["tokenEndpoint"]?.stringValue ?? "?") (client \(session["clientId"]?.stringValue ?? "?"), \(session["clientAuthentication"]?.stringValue ?? "?"))")
     }
 }
 
-struct SessionWatch: AsyncParsableCommand {
+struct SessionWatch: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch", abstract: "Print login events (saved, refreshed, expired, reauthRequired, loggedOut) as JSON lines.")
 
@@ -224,15 +216,13 @@ struct SessionWatch: AsyncParsableCommand {
     @Argument(help: "Only this service.") var service: String?
     @Argument(help: "Only this account.") var account: String?
 
-    func run() async throws {
-        try await reportingErrors {
-            let client = try global.sessionClient()
-            try client.watchBlocking(service: service, account: account) { event in
-                let line: JSONValue = ["kind": .string(event.kind), "service": .string(event.service),
-                                       "account": .string(event.account), "at": .double(event.at.timeIntervalSince1970)]
-                FileHandle.standardOutput.write(Data(line.serialized() + [0x0A]))
-                return true
-            }
+    func perform() async throws {
+        let client = try global.sessionClient()
+        try client.watchBlocking(service: service, account: account) { event in
+            let line: JSONValue = ["kind": .string(event.kind), "service": .string(event.service),
+                                   "account": .string(event.account), "at": .double(event.at.timeIntervalSince1970)]
+            FileHandle.standardOutput.write(Data(line.serialized() + [0x0A]))
+            return true
         }
     }
 }
