@@ -29,8 +29,8 @@ public enum SessionWireError {
 
     /// The vault error a client reports for an error reply of this interface
     /// (``ErrorReply/session(_:_:as:)``).
-    public static func decode(_ error: VarlinkError) -> VaultError {
-        let (code, reason) = ErrorReply.session(error.name, error.parameters, as: VaultError.Code.self)
+    public static func decode(_ name: String, _ parameters: [String: JSONValue]) -> VaultError {
+        let (code, reason) = ErrorReply.session(name, parameters, as: VaultError.Code.self)
         return VaultError(code, reason)
     }
 }

@@ -30,8 +30,8 @@ public enum VaultWireError {
     }
 
     /// The vault error a client reports for a varlink error reply (``ErrorReply/vault(_:_:as:)``).
-    public static func decode(_ error: VarlinkError) -> VaultError {
-        let (code, reason) = ErrorReply.vault(error.name, error.parameters, as: VaultError.Code.self)
+    public static func decode(_ name: String, _ parameters: [String: JSONValue]) -> VaultError {
+        let (code, reason) = ErrorReply.vault(name, parameters, as: VaultError.Code.self)
         return VaultError(code, reason)
     }
 }

@@ -26,7 +26,7 @@ import VaultProtocol
     @Test(arguments: vaultNames)
     func aVaultErrorReplyReadsAsTheFullClientReadsIt(name: String) {
         for parameters in Self.parameterSets {
-            let expected = VaultWireError.decode(VarlinkError(name: name, parameters: parameters))
+            let expected = VaultWireError.decode(name, parameters)
             let lean = WireFailure.vault(name, parameters)
             #expect(lean.message == expected.reason, "\(name) \(parameters)")
             #expect(lean.status == ExitStatus(expected.code), "\(name) \(parameters)")
@@ -36,7 +36,7 @@ import VaultProtocol
     @Test(arguments: sessionNames)
     func aSessionErrorReplyReadsAsTheFullClientReadsIt(name: String) {
         for parameters in Self.parameterSets {
-            let expected = SessionWireError.decode(VarlinkError(name: name, parameters: parameters))
+            let expected = SessionWireError.decode(name, parameters)
             let lean = WireFailure.session(name, parameters)
             #expect(lean.message == expected.reason, "\(name) \(parameters)")
             #expect(lean.status == ExitStatus(expected.code), "\(name) \(parameters)")
