@@ -20,7 +20,7 @@ struct SessionCommand: AsyncParsableCommand {
             0 (valid or refreshed), 8 (sign in again: the reason is on standard error) or \
             9 (the provider is offline: the cached token is printed only while it is still valid).
             """,
-        subcommands: [SessionSave.self, SessionAutoLogin.self, SessionRefresh.self, SessionLogout.self,
+        subcommands: [SessionSave.self, LoginOutcomeCommand<AutoLoginCall>.self, LoginOutcomeCommand<RefreshCall>.self, SessionLogout.self,
                       SessionStatusCommand.self, SessionListCommand.self, SessionWatch.self])
 }
 
@@ -101,43 +101,37 @@ struct SessionSave: ReportingCommand {
     }
 }
 
-struct SessionAutoLogin: LoginOutcomeCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "autologin",
-        abstract: "Print a valid access token, refreshing it when needed (exit 8: sign in again, 9: offline).")
+/// `session autologin` and `session refresh`: one call on a login, its outcome printed (exit 8:
+/// sign in again, 9: offline). `Call` names the command and makes the call.
+struct LoginOutcomeCommand<Call: LoginOutcomeCall>: ReportingCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(commandName: Call.commandName, abstract: Call.abstract)
+    }
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var login: SessionKeyArguments
 
-    func outcome(_ client: SessionClient, _ key: ItemKey) async throws -> AutoLoginResult {
-        try await client.autoLogin(key)
-    }
-}
-
-struct SessionRefresh: LoginOutcomeCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "refresh",
-        abstract: "Refresh now and print the new access token (exit 8: sign in again, 9: offline).")
-
-    @OptionGroup var global: GlobalOptions
-    @OptionGroup var login: SessionKeyArguments
-
-    func outcome(_ client: SessionClient, _ key: ItemKey) async throws -> AutoLoginResult {
-        try await client.refresh(key)
-    }
-}
-
-/// `session autologin` and `session refresh`: one call on a login, its outcome printed.
-protocol LoginOutcomeCommand: ReportingCommand {
-    var global: GlobalOptions { get }
-    var login: SessionKeyArguments { get }
-    func outcome(_ client: SessionClient, _ key: ItemKey) async throws -> AutoLoginResult
-}
-
-extension LoginOutcomeCommand {
     func perform() async throws {
-        try printOutcome(try await outcome(global.sessionClient(), login.key()))
+        try printOutcome(try await Call.outcome(global.sessionClient(), login.key()))
     }
+}
+
+protocol LoginOutcomeCall {
+    static var commandName: String { get }
+    static var abstract: String { get }
+    static func outcome(_ client: SessionClient, _ key: ItemKey) async throws -> AutoLoginResult
+}
+
+enum AutoLoginCall: LoginOutcomeCall {
+    static let commandName = "autologin"
+    static let abstract = "Print a valid access token, refreshing it when needed (exit 8: sign in again, 9: offline)."
+    static func outcome(_ client: SessionClient, _ key: ItemKey) async throws -> AutoLoginResult { try await client.autoLogin(key) }
+}
+
+enum RefreshCall: LoginOutcomeCall {
+    static let commandName = "refresh"
+    static let abstract = "Refresh now and print the new access token (exit 8: sign in again, 9: offline)."
+    static func outcome(_ client: SessionClient, _ key: ItemKey) async throws -> AutoLoginResult { try await client.refresh(key) }
 }
 
 /// Writes the token (if any) to stdout and exits with the outcome's code.
