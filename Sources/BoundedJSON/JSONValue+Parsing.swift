@@ -91,18 +91,23 @@ struct JSONParser {
         }
     }
 
-    private mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {
+    /// Steps over the opening bracket of an array or object, refusing one nested deeper than
+    /// `maxDepth`; true when `closing` follows at once (`[]`, `{}`), and then steps over it too.
+    private mutating func enterContainer(depth: Int, closing: UInt8) throws(JSONParseError) -> Bool {
         guard depth <= maxDepth else { throw JSONParseError(.tooDeep, at: position) }
+        position += 1
+        skipWhitespace()
+        guard peek() == closing else { return false }
+        position += 1
+        return true
+    }
+
+    private mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {
+        if try enterContainer(depth: depth, closing: UInt8(ascii: "]")) { return .array([]) }
         // Elements share one path; no declared path runs through an array, so mark it.
         diversion?.pointee.path.append("[]")
         defer { diversion?.pointee.path.removeLast() }
-        position += 1  // [
         var elements: [JSONValue] = []
-        skipWhitespace()
-        if peek() == UInt8(ascii: "]") {
-            position += 1
-            return .array(elements)
-        }
         while true {
             skipWhitespace()
             elements.append(try parseValue(depth: depth))
@@ -116,14 +121,8 @@ struct JSONParser {
     }
 
     private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
-        guard depth <= maxDepth else { throw JSONParseError(.tooDeep, at: position) }
-        position += 1  // {
+        if try enterContainer(depth: depth, closing: UInt8(ascii: "}")) { return .object([:]) }
         var members: [String: JSONValue] = [:]
-        skipWhitespace()
-        if peek() == UInt8(ascii: "}") {
-            position += 1
-            return .object(members)
-        }
         while true {
             skipWhitespace()
             guard peek() == UInt8(ascii: "\"") else { throw fail(.unexpectedCharacter) }

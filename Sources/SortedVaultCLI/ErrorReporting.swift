@@ -25,6 +25,18 @@ public func fail(_ message: String, _ status: ExitStatus) -> ExitCode {
     return ExitCode(status.rawValue)
 }
 
+/// A command whose failures are reported the one way: a `VaultError` or a ``WireFailure`` that
+/// ``perform()`` throws becomes `sortedvault: MESSAGE` on standard error and the documented exit code.
+public protocol ReportingCommand: AsyncParsableCommand {
+    func perform() async throws
+}
+
+extension ReportingCommand {
+    public func run() async throws {
+        try await reportingErrors { try await perform() }
+    }
+}
+
 /// Runs a command body, turning a `VaultError` or a ``WireFailure`` into its message and exit code.
 public func reportingErrors(_ body: () async throws -> Void) async throws {
     do {

@@ -19,7 +19,7 @@ public typealias WireCodable = WireEncodable & WireDecodable
 /// // … send, receive `replyFrame` …
 /// switch try VarlinkWire.decodeReply(Vault.Retrieve.self, frame: replyFrame) {
 /// case .reply(let reply, _): use(reply.secret)
-/// case .error(let error): throw error
+/// case .error(let name, let parameters): throw MyError(name, parameters)
 /// }
 /// ```
 public protocol VarlinkMethod {

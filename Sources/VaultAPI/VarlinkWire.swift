@@ -44,10 +44,12 @@ public enum VarlinkWire {
         return writer.finish()
     }
 
-    /// What a reply frame said: the typed reply, or the error the peer answered with.
+    /// What a reply frame said: the typed reply, or the error the peer answered with — its fully
+    /// qualified name and its parameters (never secrets: the interfaces' errors carry names and
+    /// reasons only), for the client's error reading (`ErrorReply`).
     public enum Reply<Value: Sendable>: Sendable {
         case reply(Value, continues: Bool)
-        case error(RemoteError)
+        case error(name: String, parameters: [String: JSONValue])
     }
 
     /// Decodes one reply frame (without its NUL). Secret members of `M.Reply` go from the frame's
@@ -63,7 +65,7 @@ public enum VarlinkWire {
         }
         if let name = message["error"] {
             guard let name = name.stringValue else { throw WireReplyError("an error name that is not a string") }
-            return .error(RemoteError(name: name, parameters: parameters))
+            return .error(name: name, parameters: parameters)
         }
         do {
             let reply = try M.Reply(from: WireParameters(parameters, secrets: secrets))
@@ -98,20 +100,6 @@ public enum VarlinkWire {
         guard let message = value.objectValue else { throw WireReplyError("a message that is not a JSON object") }
         return (message, secrets)
     }
-}
-
-/// An error reply: the error's fully qualified name and its parameters (never secrets: the
-/// interfaces' errors carry names and reasons only).
-public struct RemoteError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let name: String
-    public let parameters: [String: JSONValue]
-
-    public init(name: String, parameters: [String: JSONValue] = [:]) {
-        self.name = name
-        self.parameters = parameters
-    }
-
-    public var description: String { "error reply \(name)" }
 }
 
 extension VarlinkWire {

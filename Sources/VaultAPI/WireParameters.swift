@@ -36,49 +36,52 @@ public struct WireParameters: Sendable {
 
     // MARK: Plain values
 
+    /// The member, which must be there: `read` gives nil for an absent or null one.
+    private func required<Value>(_ name: String,
+                                 _ read: (String) throws(WireParameterError) -> Value?) throws(WireParameterError) -> Value {
+        guard let value = try read(name) else { throw invalid(name, "is missing") }
+        return value
+    }
+
+    /// The member converted, nil when absent or null; `rule` names the type when `convert` refuses it.
+    private func optional<Value>(_ name: String, _ rule: String,
+                                 _ convert: (JSONValue) -> Value?) throws(WireParameterError) -> Value? {
+        guard let value = value(name) else { return nil }
+        guard let converted = convert(value) else { throw invalid(name, rule) }
+        return converted
+    }
+
     public func string(_ name: String) throws(WireParameterError) -> String {
-        guard let text = try optionalString(name) else { throw invalid(name, "is missing") }
-        return text
+        try required(name, optionalString)
     }
 
     public func optionalString(_ name: String) throws(WireParameterError) -> String? {
-        guard let value = value(name) else { return nil }
-        guard let text = value.stringValue else { throw invalid(name, "must be a string") }
-        return text
+        try optional(name, "must be a string") { $0.stringValue }
     }
 
     public func double(_ name: String) throws(WireParameterError) -> Double {
-        guard let number = try optionalDouble(name) else { throw invalid(name, "is missing") }
-        return number
+        try required(name, optionalDouble)
     }
 
     /// A finite number (JSON integers convert).
     public func optionalDouble(_ name: String) throws(WireParameterError) -> Double? {
-        guard let value = value(name) else { return nil }
-        guard let number = value.doubleValue, number.isFinite else { throw invalid(name, "must be a number") }
-        return number
+        try optional(name, "must be a number") { value in value.doubleValue.flatMap { $0.isFinite ? $0 : nil } }
     }
 
     public func int(_ name: String) throws(WireParameterError) -> Int64 {
-        guard let number = try optionalInt(name) else { throw invalid(name, "is missing") }
-        return number
+        try required(name, optionalInt)
     }
 
     public func optionalInt(_ name: String) throws(WireParameterError) -> Int64? {
-        guard let value = value(name) else { return nil }
-        guard let number = value.intValue else { throw invalid(name, "must be an integer") }
-        return number
+        try optional(name, "must be an integer") { $0.intValue }
     }
 
     public func bool(_ name: String) throws(WireParameterError) -> Bool {
-        guard let flag = try optionalBool(name) else { throw invalid(name, "is missing") }
-        return flag
+        try required(name, optionalBool)
     }
 
     public func optionalBool(_ name: String) throws(WireParameterError) -> Bool? {
-        guard let value = value(name) else { return nil }
-        guard let flag = value.boolValue else { throw invalid(name, "must be a boolean") }
-        return flag
+        try optional(name, "must be a boolean") { $0.boolValue }
     }
 
     public func strings(_ name: String) throws(WireParameterError) -> [String] {

@@ -113,15 +113,13 @@ public final class SessionClient: Sendable {
                 let received = try VaultClient.receive(frame, on: connection)
                 frame = nil
                 switch try VaultClient.decode(SessionInterface.Watch.self, received) {
-                case .error(let error): throw error
+                case .error(let name, let parameters): throw SessionWireError.decode(name, parameters)
                 case .reply(let reply, let continues):
                     let event = reply.event
                     let keepGoing = try onEvent((event.kind.rawValue, event.service, event.account, Date(timeIntervalSince1970: event.at)))
                     guard continues && keepGoing else { return }
                 }
             }
-        } catch let error as RemoteError {
-            throw SessionWireError.decode(VarlinkError(error))
         } catch let error as WireReplyError {
             throw VaultError.storageFailure("the daemon sent a \(error.description)")
         } catch let error as VarlinkClientError {

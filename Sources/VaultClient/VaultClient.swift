@@ -118,7 +118,7 @@ public final class VaultClient: TokenStore, LockableStore {
     /// Sends one typed call of any of the daemon's interfaces on the I/O queue; `decodeError` maps
     /// its error replies (by default those of `org.sortedvault.vault`).
     func call<M: VarlinkMethod>(_ method: M.Type, _ request: M.Request,
-                                decodeError: @escaping @Sendable (VarlinkError) -> VaultError = VaultWireError.decode) async throws -> M.Reply {
+                                decodeError: @escaping @Sendable (String, [String: JSONValue]) -> VaultError = VaultWireError.decode) async throws -> M.Reply {
         try await withCheckedThrowingContinuation { continuation in
             io.async {
                 continuation.resume(with: Result { try self.blockingCall(M.self, request, decodeError: decodeError) })
@@ -128,15 +128,13 @@ public final class VaultClient: TokenStore, LockableStore {
 
     /// Sends one call, reconnecting once if the daemon went away since the last call.
     private func blockingCall<M: VarlinkMethod>(_ method: M.Type, _ request: M.Request,
-                                                decodeError: (VarlinkError) -> VaultError) throws -> M.Reply {
+                                                decodeError: (String, [String: JSONValue]) -> VaultError) throws -> M.Reply {
         let frame = VarlinkWire.encodeCall(M.self, request)
         return try connection.withLock { connection in
             for attempt in 0..<2 {
                 do {
                     if connection == nil { connection = try Self.connect(socketPath, timeout: timeout) }
-                    return try Self.exchange(M.self, frame, on: connection!)
-                } catch let error as RemoteError {
-                    throw decodeError(VarlinkError(error))
+                    return try Self.exchange(M.self, frame, on: connection!, errors: decodeError)
                 } catch let error as VarlinkClientError {
                     connection = nil
                     if attempt == 0, case .connectionClosed = error { continue }
@@ -164,15 +162,16 @@ public final class VaultClient: TokenStore, LockableStore {
         }
     }
 
-    /// One call and its one reply, typed: throws `RemoteError` for an error reply, `WireReplyError`
+    /// One call and its one reply, typed: throws what `errors` makes of an error reply, `WireReplyError`
     /// for a reply that does not fit the method, `VarlinkClientError` for no reply.
-    static func exchange<M: VarlinkMethod>(_ method: M.Type, _ frame: WireBytes, on connection: WireConnection) throws -> M.Reply {
+    static func exchange<M: VarlinkMethod>(_ method: M.Type, _ frame: WireBytes, on connection: WireConnection,
+                                           errors: (String, [String: JSONValue]) -> VaultError) throws -> M.Reply {
         switch try decode(M.self, try receive(frame, on: connection)) {
         case .reply(let value, let continues):
             if continues { throw WireReplyError("a continuing reply to a call without more") }
             return value
-        case .error(let error):
-            throw error
+        case .error(let name, let parameters):
+            throw errors(name, parameters)
         }
     }
 

@@ -37,9 +37,8 @@ final class SessionService: VarlinkInterface {
     /// is a task.
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkAnswer {
         let peer = context.peer
-        let parameters = WireParameters(call)
         return try .daemon(call, interface: name, encode: { SessionWireError.encode($0, key: $1) }) {
-            guard let method = SessionInterface.Method(rawValue: call.method) else { throw VarlinkError.methodNotFound(call.method) }
+            (method: SessionInterface.Method, parameters) in
             switch method {
             case .save:
                 let request = try SessionInterface.Save.Request(from: parameters)

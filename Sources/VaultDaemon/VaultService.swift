@@ -69,11 +69,10 @@ final class VaultService: VarlinkInterface {
     /// and for every other method, the answer is a task.
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkAnswer {
         let peer = context.peer
-        let parameters = WireParameters(call)
         return try .daemon(call, interface: name, encode: { VaultWireError.encode($0, key: $1) }) {
+            (method: VaultInterface.Method, parameters) in
             // The generated method list: a method added to the interface file is a build error here
             // until it has its case.
-            guard let method = VaultInterface.Method(rawValue: call.method) else { throw VarlinkError.methodNotFound(call.method) }
             switch method {
             case .store:
                 let request = try VaultInterface.Store.Request(from: parameters)
@@ -261,7 +260,7 @@ final class VaultService: VarlinkInterface {
     private func throttled(_ peer: PeerCredentials, _ operation: String, _ check: () async throws -> Void) async throws {
         let who = UnlockThrottle.Peer(uid: peer.uid, pid: peer.pid)
         guard let attempt = throttle.reserve(for: who) else {
-            throw VarlinkError(name: VaultWireError.tooManyAttempts, parameters: ["retryAfterSeconds": .double(throttle.retryAfter(for: who))])
+            throw VarlinkError(name: VaultInterface.Errors.tooManyAttempts, parameters: ["retryAfterSeconds": .double(throttle.retryAfter(for: who))])
         }
         do {
             try await check()

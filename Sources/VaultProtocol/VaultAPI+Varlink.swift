@@ -32,9 +32,4 @@ extension VarlinkError {
     public init(_ error: WireParameterError, interface: String) {
         self.init(name: interface + ".InvalidParameter", parameters: ["parameter": .string(error.parameter), "reason": .string(error.reason)])
     }
-
-    /// The error reply a typed client received, for the interfaces' error decoders.
-    public init(_ error: RemoteError) {
-        self.init(name: error.name, parameters: error.parameters)
-    }
 }

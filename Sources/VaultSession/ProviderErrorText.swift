@@ -60,54 +60,54 @@ struct ProviderErrorText {
         return false
     }
 
-    /// `%XX` (either case) decoded and `+` read as a space; anything else kept.
-    static func percentDecoded(_ bytes: [UInt8]) -> [UInt8] {
+    /// `bytes` with every escape that `decode` recognises at an index replaced by what it stands
+    /// for (`decode` gives those bytes and the escape's length, or nil); other bytes kept.
+    static func unescaped(_ bytes: [UInt8], _ decode: (_ index: Int) -> (bytes: [UInt8], length: Int)?) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var index = 0
         while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count, let high = hex(bytes[index + 1]), let low = hex(bytes[index + 2]) {
-                out.append(high << 4 | low)
-                index += 3
+            if let escape = decode(index) {
+                out.append(contentsOf: escape.bytes)
+                index += escape.length
             } else {
-                out.append(bytes[index] == UInt8(ascii: "+") ? UInt8(ascii: " ") : bytes[index])
+                out.append(bytes[index])
                 index += 1
             }
         }
         return out
     }
 
+    /// `%XX` (either case) decoded and `+` read as a space; anything else kept.
+    static func percentDecoded(_ bytes: [UInt8]) -> [UInt8] {
+        unescaped(bytes) { index in
+            if bytes[index] == UInt8(ascii: "+") { return ([UInt8(ascii: " ")], 1) }
+            guard bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
+                  let high = hex(bytes[index + 1]), let low = hex(bytes[index + 2]) else { return nil }
+            return ([high << 4 | low], 3)
+        }
+    }
+
     /// JSON string escapes undone (`\/`, `\"`, `\\`, `\b\f\n\r\t`, `\uXXXX` as UTF-8); anything else kept.
     static func jsonUnescaped(_ bytes: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            guard bytes[index] == UInt8(ascii: "\\"), index + 1 < bytes.count else {
-                out.append(bytes[index])
-                index += 1
-                continue
-            }
+        unescaped(bytes) { index in
+            guard bytes[index] == UInt8(ascii: "\\"), index + 1 < bytes.count else { return nil }
             let next = bytes[index + 1]
             switch next {
             case UInt8(ascii: "u") where index + 5 < bytes.count:
                 let digits = bytes[(index + 2)...(index + 5)].map(hex)
                 if digits.allSatisfy({ $0 != nil }), let scalar = Unicode.Scalar(digits.reduce(UInt32(0)) { $0 << 4 | UInt32($1!) }) {
-                    out.append(contentsOf: Array(String(Character(scalar)).utf8))
-                    index += 6
-                    continue
+                    return (Array(String(Character(scalar)).utf8), 6)
                 }
-                out.append(next)
-            case UInt8(ascii: "n"): out.append(0x0A)
-            case UInt8(ascii: "t"): out.append(0x09)
-            case UInt8(ascii: "r"): out.append(0x0D)
-            case UInt8(ascii: "b"): out.append(0x08)
-            case UInt8(ascii: "f"): out.append(0x0C)
-            default: out.append(next)
+                return ([next], 2)
+            case UInt8(ascii: "n"): return ([0x0A], 2)
+            case UInt8(ascii: "t"): return ([0x09], 2)
+            case UInt8(ascii: "r"): return ([0x0D], 2)
+            case UInt8(ascii: "b"): return ([0x08], 2)
+            case UInt8(ascii: "f"): return ([0x0C], 2)
+            default: return ([next], 2)
             }
-            index += 2
         }
-        return out
     }
 
     /// The part of `secret`'s base64 (standard and URL-safe) that stays the same wherever the

@@ -20,10 +20,5 @@ public struct SessionEvent: Sendable, Equatable {
     public let kind: Kind
     public let key: ItemKey
     public let at: Date
-
-    public init(kind: Kind, key: ItemKey, at: Date) {
-        self.kind = kind
-        self.key = key
-        self.at = at
-    }
+    // Made only by SessionManager (the memberwise init); subscribers read events, never make them.
 }

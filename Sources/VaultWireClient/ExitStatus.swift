@@ -1,3 +1,5 @@
+import VaultAPI
+
 /// The documented exit codes; scripts branch on them. Shared by the lean `sortedvault` front and
 /// the full command tree (`sortedvault-cli`), which maps `VaultError` codes onto them.
 public enum ExitStatus: Int32, Sendable {
@@ -14,4 +16,11 @@ public enum ExitStatus: Int32, Sendable {
     /// `session autologin|refresh`: the provider is unreachable; a still-valid token was printed, if any.
     case offline = 9
     case usage = 64
+}
+
+/// The statuses of error replies, where their names differ from the reply's kinds.
+extension ExitStatus: ErrorReplyCode {
+    public static var invalidParameter: ExitStatus { .usage }
+    public static var unsupported: ExitStatus { .daemonUnreachable }
+    public static var providerRejected: ExitStatus { .failure }
 }

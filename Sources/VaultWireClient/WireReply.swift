@@ -16,7 +16,7 @@ public enum WireReply {
         }
         switch decoded {
         case .reply(let reply, _): return reply
-        case .error(let error): throw errors(error.name, error.parameters)
+        case .error(let name, let parameters): throw errors(name, parameters)
         }
     }
 }

@@ -27,65 +27,68 @@ struct DockerCredentialHelper: AsyncParsableCommand {
     }
 }
 
-/// Runs one protocol action, printing failures on standard output with exit 1 (docker's convention).
-func dockerAction(_ global: GlobalOptions, _ body: (DockerCredentialStore) async throws -> Void) async throws {
-    do {
-        try await body(DockerCredentialStore(store: try global.client()))
-    } catch let error as DockerCredentialError {
-        StandardStreams.writeToStandardOutput(Array((error.description + "\n").utf8))
-        throw ExitCode(1)
-    } catch let error as VaultError {
-        StandardStreams.writeToStandardOutput(Array((error.reason + "\n").utf8))
-        throw ExitCode(1)
-    } catch let error as WireFailure {
-        StandardStreams.writeToStandardOutput(Array((error.message + "\n").utf8))
-        throw ExitCode(1)
+/// One protocol action (`store`, `get`, `erase`, `list`) over the daemon: failures are printed on
+/// standard output with exit 1 (docker's convention).
+protocol DockerAction: AsyncParsableCommand {
+    var global: GlobalOptions { get }
+    func act(_ helper: DockerCredentialStore) async throws
+}
+
+extension DockerAction {
+    func run() async throws {
+        do {
+            try await act(DockerCredentialStore(store: try global.client()))
+        } catch {
+            let message: String
+            switch error {
+            case let error as DockerCredentialError: message = error.description
+            case let error as VaultError: message = error.reason
+            case let error as WireFailure: message = error.message
+            default: throw error
+            }
+            StandardStreams.writeToStandardOutput(Array((message + "\n").utf8))
+            throw ExitCode(1)
+        }
     }
 }
 
-struct DockerStore: AsyncParsableCommand {
+struct DockerStore: DockerAction {
     static let configuration = CommandConfiguration(
         commandName: "store", abstract: "Store a login: {\"ServerURL\",\"Username\",\"Secret\"} JSON on standard input.")
     @OptionGroup var global: GlobalOptions
 
-    func run() async throws {
-        try await dockerAction(global) { helper in
-            try await helper.store(try SecretInput.readAll(fd: 0, limit: DockerCredentialStore.maximumInputBytes, what: "the credentials"))
-        }
+    func act(_ helper: DockerCredentialStore) async throws {
+        try await helper.store(try SecretInput.readAll(fd: 0, limit: DockerCredentialStore.maximumInputBytes, what: "the credentials"))
     }
 }
 
-struct DockerGet: AsyncParsableCommand {
+struct DockerGet: DockerAction {
     static let configuration = CommandConfiguration(
         commandName: "get", abstract: "Print the login for the server URL on standard input as JSON.")
     @OptionGroup var global: GlobalOptions
 
-    func run() async throws {
-        try await dockerAction(global) { helper in
-            StandardStreams.writeToStandardOutput(try await helper.get(try SecretInput.readAll(fd: 0, limit: 65536, what: "the server URL")))
-        }
+    func act(_ helper: DockerCredentialStore) async throws {
+        StandardStreams.writeToStandardOutput(try await helper.get(try SecretInput.readAll(fd: 0, limit: 65536, what: "the server URL")))
     }
 }
 
-struct DockerErase: AsyncParsableCommand {
+struct DockerErase: DockerAction {
     static let configuration = CommandConfiguration(
         commandName: "erase", abstract: "Delete the login for the server URL on standard input.")
     @OptionGroup var global: GlobalOptions
 
-    func run() async throws {
-        try await dockerAction(global) { helper in
-            try await helper.erase(try SecretInput.readAll(fd: 0, limit: 65536, what: "the server URL"))
-        }
+    func act(_ helper: DockerCredentialStore) async throws {
+        try await helper.erase(try SecretInput.readAll(fd: 0, limit: 65536, what: "the server URL"))
     }
 }
 
-struct DockerList: AsyncParsableCommand {
+struct DockerList: DockerAction {
     static let configuration = CommandConfiguration(
         commandName: "list", abstract: "Print {\"SERVERURL\":\"USERNAME\",…} for every stored docker login.")
     @OptionGroup var global: GlobalOptions
 
-    func run() async throws {
-        try await dockerAction(global) { helper in StandardStreams.writeToStandardOutput(try await helper.list()) }
+    func act(_ helper: DockerCredentialStore) async throws {
+        StandardStreams.writeToStandardOutput(try await helper.list())
     }
 }
 

@@ -12,7 +12,7 @@ struct GitCommand: AsyncParsableCommand {
         subcommands: [GitBind.self, GitUnbind.self])
 }
 
-struct GitBind: AsyncParsableCommand {
+struct GitBind: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "bind",
         abstract: "Answer git's requests for a host with the access token of a saved login.",
@@ -28,42 +28,38 @@ struct GitBind: AsyncParsableCommand {
     @Argument(help: "The login's account.") var account: String
     @Option(help: "The user name git sends with the token.") var username: String = "oauth2"
 
-    func run() async throws {
-        try await reportingErrors {
+    func perform() async throws {
+        do {
+            let origin = try GitLoginBinding.origin(fromURL: url)
+            let login = try ItemKey(service: service, account: account)
+            // A binding to no login would only fail at the first git fetch.
             do {
-                let origin = try GitLoginBinding.origin(fromURL: url)
-                let login = try ItemKey(service: service, account: account)
-                // A binding to no login would only fail at the first git fetch.
-                do {
-                    _ = try await global.sessionClient().status(login)
-                } catch let error as VaultError where error.code == .notFound {
-                    throw VaultError(.notFound, "there is no login \(service) \(account) to bind: save or sign in to it first (`sortedvault session list` shows the logins)")
-                }
-                let binding = GitLoginBinding(origin: origin, username: username, login: login)
-                try await binding.save(in: try global.client())
-                print("git requests for \(origin) now get the access token of \(service)/\(account) (user name \(username))")
-            } catch let error as GitCredentialError {
-                throw VaultError.invalidArgument(error.description)
+                _ = try await global.sessionClient().status(login)
+            } catch let error as VaultError where error.code == .notFound {
+                throw VaultError(.notFound, "there is no login \(service) \(account) to bind: save or sign in to it first (`sortedvault session list` shows the logins)")
             }
+            let binding = GitLoginBinding(origin: origin, username: username, login: login)
+            try await binding.save(in: try global.client())
+            print("git requests for \(origin) now get the access token of \(service)/\(account) (user name \(username))")
+        } catch let error as GitCredentialError {
+            throw VaultError.invalidArgument(error.description)
         }
     }
 }
 
-struct GitUnbind: AsyncParsableCommand {
+struct GitUnbind: ReportingCommand {
     static let configuration = CommandConfiguration(commandName: "unbind", abstract: "Remove a host's binding.")
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The host, e.g. https://git.example.com.") var url: String
 
-    func run() async throws {
-        try await reportingErrors {
-            do {
-                let origin = try GitLoginBinding.origin(fromURL: url)
-                let removed = try await GitLoginBinding.remove(origin: origin, from: try global.client())
-                print(removed ? "removed the binding of \(origin)" : "\(origin) was not bound; nothing to do")
-            } catch let error as GitCredentialError {
-                throw VaultError.invalidArgument(error.description)
-            }
+    func perform() async throws {
+        do {
+            let origin = try GitLoginBinding.origin(fromURL: url)
+            let removed = try await GitLoginBinding.remove(origin: origin, from: try global.client())
+            print(removed ? "removed the binding of \(origin)" : "\(origin) was not bound; nothing to do")
+        } catch let error as GitCredentialError {
+            throw VaultError.invalidArgument(error.description)
         }
     }
 }

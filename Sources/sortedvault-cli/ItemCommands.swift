@@ -6,7 +6,7 @@ import VaultCore
 import VaultCrypto
 import VaultWireClient
 
-struct Store: AsyncParsableCommand {
+struct Store: ReportingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Store a secret (read from standard input, or a no-echo prompt).",
         discussion: """
@@ -32,92 +32,87 @@ struct Store: AsyncParsableCommand {
         }
     }
 
-    func run() async throws {
-        try await reportingErrors {
-            var pairs: [String: String] = [:]
-            for attribute in attributes {
-                let parts = attribute.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                pairs[String(parts[0])] = String(parts[1])
-            }
-            let options = try StoreOptions(label: label, attributes: pairs, expiresAt: expiresIn.map { Date().addingTimeInterval($0) })
-            let key = try ItemKey(service: service, account: account)
-            let secret = try SecretInput.secretToStore(prompt: "Secret for \(service)/\(account): ")
-            try await global.client().store(secret, for: key, options: options, keepingStored: true)
+    func perform() async throws {
+        var pairs: [String: String] = [:]
+        for attribute in attributes {
+            let parts = attribute.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            pairs[String(parts[0])] = String(parts[1])
         }
+        let options = try StoreOptions(label: label, attributes: pairs, expiresAt: expiresIn.map { Date().addingTimeInterval($0) })
+        let key = try ItemKey(service: service, account: account)
+        let secret = try SecretInput.secretToStore(prompt: "Secret for \(service)/\(account): ")
+        try await global.client().store(secret, for: key, options: options, keepingStored: true)
     }
 }
 
-struct Retrieve: AsyncParsableCommand {
+/// SERVICE ACCOUNT, shared by the commands on one item.
+struct ItemKeyArguments: ParsableArguments {
+    @Argument(help: "The service, e.g. com.sorted.api.") var service: String
+    @Argument(help: "The account within the service.") var account: String
+
+    func key() throws -> ItemKey { try ItemKey(service: service, account: account) }
+}
+
+struct Retrieve: ReportingCommand {
     static let configuration = CommandConfiguration(abstract: "Write a secret's exact bytes to standard output.")
 
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The service, e.g. com.sorted.api.") var service: String
-    @Argument(help: "The account within the service.") var account: String
+    @OptionGroup var item: ItemKeyArguments
 
-    func run() async throws {
-        try await reportingErrors {
-            let item = try await global.client().retrieve(ItemKey(service: service, account: account))
-            StandardStreams.writeToStandardOutput(item.secret)
-        }
+    func perform() async throws {
+        let stored = try await global.client().retrieve(item.key())
+        StandardStreams.writeToStandardOutput(stored.secret)
     }
 }
 
-struct Delete: AsyncParsableCommand {
+struct Delete: ReportingCommand {
     static let configuration = CommandConfiguration(abstract: "Delete an item and scrub it from the data files.")
 
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The service, e.g. com.sorted.api.") var service: String
-    @Argument(help: "The account within the service.") var account: String
+    @OptionGroup var item: ItemKeyArguments
 
-    func run() async throws {
-        try await reportingErrors {
-            try await global.client().delete(ItemKey(service: service, account: account))
-        }
+    func perform() async throws {
+        try await global.client().delete(item.key())
     }
 }
 
-struct Exists: AsyncParsableCommand {
+struct Exists: ReportingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Tell by the exit status whether an item exists, without reading its secret.",
         discussion: "Prints nothing: exit 0 when the item exists, 1 when it does not (or it expired). The access policy checks it as \"list\" on the service.")
 
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The service, e.g. com.sorted.api.") var service: String
-    @Argument(help: "The account within the service.") var account: String
+    @OptionGroup var item: ItemKeyArguments
 
-    func run() async throws {
-        try await reportingErrors {
-            // The answer is the exit status, as `test` gives it: "no" is not an error to print.
-            guard try await global.client().exists(ItemKey(service: service, account: account)) else {
-                throw ExitCode(ExitStatus.notFound.rawValue)
-            }
+    func perform() async throws {
+        // The answer is the exit status, as `test` gives it: "no" is not an error to print.
+        guard try await global.client().exists(item.key()) else {
+            throw ExitCode(ExitStatus.notFound.rawValue)
         }
     }
 }
 
-struct List: AsyncParsableCommand {
+struct List: ReportingCommand {
     static let configuration = CommandConfiguration(abstract: "List items (metadata only, never secrets).")
 
     @OptionGroup var global: GlobalOptions
     @Option(help: "Only this service's items.") var service: String?
     @Flag(help: "JSON output.") var json = false
 
-    func run() async throws {
-        try await reportingErrors {
-            let items = try await global.client().list(service: service)
-            if json {
-                let rows = items.map { item -> [String: String] in
-                    var row = ["service": item.service, "account": item.account]
-                    if let label = item.label { row["label"] = label }
-                    if let expires = item.expiresAt { row["expires"] = CLIJSON.time(expires) }
-                    row["modified"] = CLIJSON.time(item.modifiedAt)
-                    return row
-                }
-                print(try CLIJSON.text(rows))
-            } else {
-                for item in items {
-                    print([item.service, item.account, item.label ?? ""].joined(separator: "\t"))
-                }
+    func perform() async throws {
+        let items = try await global.client().list(service: service)
+        if json {
+            let rows = items.map { item -> [String: String] in
+                var row = ["service": item.service, "account": item.account]
+                if let label = item.label { row["label"] = label }
+                if let expires = item.expiresAt { row["expires"] = CLIJSON.time(expires) }
+                row["modified"] = CLIJSON.time(item.modifiedAt)
+                return row
+            }
+            print(try CLIJSON.text(rows))
+        } else {
+            for item in items {
+                print([item.service, item.account, item.label ?? ""].joined(separator: "\t"))
             }
         }
     }

@@ -11,7 +11,7 @@ import Glibc
 
 /// `sortedvault log`: the tail of the daemon's access log — who asked for what, allowed or denied,
 /// by which rule. Reads the file directly (no daemon needed); it holds no secrets.
-struct Log: AsyncParsableCommand {
+struct Log: ReportingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the daemon's access log: who asked for what, allowed or denied, and by which rule.",
         discussion: """
@@ -29,27 +29,25 @@ struct Log: AsyncParsableCommand {
         guard lines >= 0 else { throw ValidationError("-n must be 0 or more") }
     }
 
-    func run() async throws {
-        try await reportingErrors {
-            let path = try global.paths().accessLog
-            guard FileManager.default.fileExists(atPath: path) else {
-                throw VaultError(.notFound, "no access log at \(path): the daemon has not run yet, or systemd runs it and it logs to the journal (journalctl --user -u sortedvault)")
-            }
-            let current = try String(contentsOfFile: path, encoding: .utf8)
-            var shown = current.split(separator: "\n", omittingEmptySubsequences: true).suffix(lines)
-            // The rotated files, newest first, only as far back as the lines asked for reach.
-            var index = 1
-            while shown.count < lines, let older = try? String(contentsOfFile: path + ".\(index)", encoding: .utf8) {
-                let needed = lines - shown.count
-                shown = older.split(separator: "\n", omittingEmptySubsequences: true).suffix(needed) + shown
-                index += 1
-            }
-            let names = await Self.realNames(needed: shown.contains { $0.contains("=<private") }, global: global)
-            for line in shown { print(Self.naming(String(line), names)) }
-            if follow {
-                fflush(nil)  // every output stream: the -n lines reach a pipe before the wait
-                try await followAppends(path, from: current.utf8.count, names: names)
-            }
+    func perform() async throws {
+        let path = try global.paths().accessLog
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw VaultError(.notFound, "no access log at \(path): the daemon has not run yet, or systemd runs it and it logs to the journal (journalctl --user -u sortedvault)")
+        }
+        let current = try String(contentsOfFile: path, encoding: .utf8)
+        var shown = current.split(separator: "\n", omittingEmptySubsequences: true).suffix(lines)
+        // The rotated files, newest first, only as far back as the lines asked for reach.
+        var index = 1
+        while shown.count < lines, let older = try? String(contentsOfFile: path + ".\(index)", encoding: .utf8) {
+            let needed = lines - shown.count
+            shown = older.split(separator: "\n", omittingEmptySubsequences: true).suffix(needed) + shown
+            index += 1
+        }
+        let names = await Self.realNames(needed: shown.contains { $0.contains("=<private") }, global: global)
+        for line in shown { print(Self.naming(String(line), names)) }
+        if follow {
+            fflush(nil)  // every output stream: the -n lines reach a pipe before the wait
+            try await followAppends(path, from: current.utf8.count, names: names)
         }
     }
 

@@ -20,7 +20,7 @@ struct SessionCommand: AsyncParsableCommand {
             0 (valid or refreshed), 8 (sign in again: the reason is on standard error) or \
             9 (the provider is offline: the cached token is printed only while it is still valid).
             """,
-        subcommands: [SessionSave.self, SessionAutoLogin.self, SessionRefresh.self, SessionLogout.self,
+        subcommands: [SessionSave.self, LoginOutcomeCommand<AutoLoginCall>.self, LoginOutcomeCommand<RefreshCall>.self, SessionLogout.self,
                       SessionStatusCommand.self, SessionListCommand.self, SessionWatch.self])
 }
 
@@ -32,7 +32,7 @@ struct SessionKeyArguments: ParsableArguments {
     func key() throws -> ItemKey { try ItemKey(service: service, account: account) }
 }
 
-struct SessionSave: AsyncParsableCommand {
+struct SessionSave: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "save",
         abstract: "Store a login from the provider's sign-in answer (JSON on standard input).",
@@ -63,19 +63,17 @@ struct SessionSave: AsyncParsableCommand {
     @Option(help: "firebase, supabase: read the Web API key / anon key (first line) from this file descriptor.") var apiKeyFd: Int32?
     @Option(help: "End the login this many seconds after sign-in, whatever its tokens say.") var maxLifetime: Int?
 
-    func run() async throws {
-        try await reportingErrors {
-            let key = try login.key()
-            let settings = try providerSettings()
-            if settings.kind != .oidc { _ = try settings.resolved() }  // a clear error before anything is read
-            let input = try SecretInput.readAll(fd: 0, limit: TokenResponse.maximumBytes, what: "the token response")
-            // The tokens go from standard input into secure memory and onto the wire, never a String.
-            _ = try input.withUnsafeBytes { try TokenResponse(json: $0, kind: settings.kind) }  // a clear error here, before the daemon sees it
-            let session = try await global.sessionClient().save(tokenResponseJSON: input, provider: settings, for: key,
-                                                                 maximumLifetime: maxLifetime)
-            let expires = session["accessTokenExpiresAt"]?.doubleValue.map { Date(timeIntervalSince1970: $0) }
-            print("saved the \(settings.kind) login for \(key.service)/\(key.account); the token expires \(expires.map { "\($0)" } ?? "at an unknown time")")
-        }
+    func perform() async throws {
+        let key = try login.key()
+        let settings = try providerSettings()
+        if settings.kind != .oidc { _ = try settings.resolved() }  // a clear error before anything is read
+        let input = try SecretInput.readAll(fd: 0, limit: TokenResponse.maximumBytes, what: "the token response")
+        // The tokens go from standard input into secure memory and onto the wire, never a String.
+        _ = try input.withUnsafeBytes { try TokenResponse(json: $0, kind: settings.kind) }  // a clear error here, before the daemon sees it
+        let session = try await global.sessionClient().save(tokenResponseJSON: input, provider: settings, for: key,
+                                                             maximumLifetime: maxLifetime)
+        let expires = session["accessTokenExpiresAt"]?.doubleValue.map { Date(timeIntervalSince1970: $0) }
+        print("saved the \(settings.kind) login for \(key.service)/\(key.account); the token expires \(expires.map { "\($0)" } ?? "at an unknown time")")
     }
 
     /// The options as provider settings; secrets come from their descriptors.
@@ -103,34 +101,37 @@ struct SessionSave: AsyncParsableCommand {
     }
 }
 
-struct SessionAutoLogin: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "autologin",
-        abstract: "Print a valid access token, refreshing it when needed (exit 8: sign in again, 9: offline).")
+/// `session autologin` and `session refresh`: one call on a login, its outcome printed (exit 8:
+/// sign in again, 9: offline). `Call` names the command and makes the call.
+struct LoginOutcomeCommand<Call: LoginOutcomeCall>: ReportingCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(commandName: Call.commandName, abstract: Call.abstract)
+    }
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var login: SessionKeyArguments
 
-    func run() async throws {
-        try await reportingErrors {
-            try printOutcome(try await global.sessionClient().autoLogin(try login.key()))
-        }
+    func perform() async throws {
+        try printOutcome(try await Call.outcome(global.sessionClient(), login.key()))
     }
 }
 
-struct SessionRefresh: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "refresh",
-        abstract: "Refresh now and print the new access token (exit 8: sign in again, 9: offline).")
+protocol LoginOutcomeCall {
+    static var commandName: String { get }
+    static var abstract: String { get }
+    static func outcome(_ client: SessionClient, _ key: ItemKey) async throws -> AutoLoginResult
+}
 
-    @OptionGroup var global: GlobalOptions
-    @OptionGroup var login: SessionKeyArguments
+enum AutoLoginCall: LoginOutcomeCall {
+    static let commandName = "autologin"
+    static let abstract = "Print a valid access token, refreshing it when needed (exit 8: sign in again, 9: offline)."
+    static func outcome(_ client: SessionClient, _ key: ItemKey) async throws -> AutoLoginResult { try await client.autoLogin(key) }
+}
 
-    func run() async throws {
-        try await reportingErrors {
-            try printOutcome(try await global.sessionClient().refresh(try login.key()))
-        }
-    }
+enum RefreshCall: LoginOutcomeCall {
+    static let commandName = "refresh"
+    static let abstract = "Refresh now and print the new access token (exit 8: sign in again, 9: offline)."
+    static func outcome(_ client: SessionClient, _ key: ItemKey) async throws -> AutoLoginResult { try await client.refresh(key) }
 }
 
 /// Writes the token (if any) to stdout and exits with the outcome's code.
@@ -150,7 +151,7 @@ private func printOutcome(_ result: AutoLoginResult) throws {
     }
 }
 
-struct SessionLogout: AsyncParsableCommand {
+struct SessionLogout: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "logout",
         abstract: "Wipe the login and revoke its tokens at the provider (queued when offline).")
@@ -158,25 +159,23 @@ struct SessionLogout: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var login: SessionKeyArguments
 
-    func run() async throws {
-        try await reportingErrors {
-            let result = try await global.sessionClient().logout(try login.key())
-            if !result.wasLoggedIn {
-                print("no login was stored; nothing to do")
-            } else if result.revoked {
-                print("logged out; the provider revoked the tokens")
-            } else if result.revocationQueued {
-                print("logged out here; the provider is unreachable, so the revocation is queued and retried by the daemon")
-            } else if result.providerCannotRevoke {
-                print("logged out here; this provider gives apps no way to revoke, so its refresh token stays valid at the provider until it is revoked there (for Firebase: the Admin SDK's revokeRefreshTokens, or disabling the user)")
-            } else {
-                print("logged out; no revocation endpoint is configured, so the tokens stay valid at the provider until they expire")
-            }
+    func perform() async throws {
+        let result = try await global.sessionClient().logout(try login.key())
+        if !result.wasLoggedIn {
+            print("no login was stored; nothing to do")
+        } else if result.revoked {
+            print("logged out; the provider revoked the tokens")
+        } else if result.revocationQueued {
+            print("logged out here; the provider is unreachable, so the revocation is queued and retried by the daemon")
+        } else if result.providerCannotRevoke {
+            print("logged out here; this provider gives apps no way to revoke, so its refresh token stays valid at the provider until it is revoked there (for Firebase: the Admin SDK's revokeRefreshTokens, or disabling the user)")
+        } else {
+            print("logged out; no revocation endpoint is configured, so the tokens stay valid at the provider until they expire")
         }
     }
 }
 
-struct SessionStatusCommand: AsyncParsableCommand {
+struct SessionStatusCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "status", abstract: "Show a login's state (never its tokens).")
 
@@ -184,28 +183,26 @@ struct SessionStatusCommand: AsyncParsableCommand {
     @OptionGroup var login: SessionKeyArguments
     @Flag(help: "Print JSON.") var json = false
 
-    func run() async throws {
-        try await reportingErrors {
-            let session = try await global.sessionClient().status(try login.key())
-            if json {
-                print(CLIJSON.text(.object(session)))
-                return
-            }
-            func date(_ field: String) -> String {
-                session[field]?.doubleValue.map { "\(Date(timeIntervalSince1970: $0))" } ?? "—"
-            }
-            print("state: \(session["state"]?.stringValue ?? "?")")
-            print("access token expires: \(date("accessTokenExpiresAt"))")
-            print("refresh token: \(session["hasRefreshToken"]?.boolValue == true ? "yes, expires \(date("refreshTokenExpiresAt"))" : "none")")
-            print("signed in: \(date("signedInAt")); last refreshed: \(date("lastRefreshedAt")); login ends: \(date("absoluteExpiresAt"))")
-            print("scopes: \(session["scopes"]?.arrayValue?.compactMap(\.stringValue).joined(separator: " ") ?? "")")
-            print("user: \(session["userId"]?.stringValue ?? "—")")
-            print("provider: \(session["providerKind"]?.stringValue ?? "oauth2") at \(session["tokenEndpoint"]?.stringValue ?? "?") (client \(session["clientId"]?.stringValue ?? "?"), \(session["clientAuthentication"]?.stringValue ?? "?"))")
+    func perform() async throws {
+        let session = try await global.sessionClient().status(try login.key())
+        if json {
+            print(CLIJSON.text(.object(session)))
+            return
         }
+        func date(_ field: String) -> String {
+            session[field]?.doubleValue.map { "\(Date(timeIntervalSince1970: $0))" } ?? "—"
+        }
+        print("state: \(session["state"]?.stringValue ?? "?")")
+        print("access token expires: \(date("accessTokenExpiresAt"))")
+        print("refresh token: \(session["hasRefreshToken"]?.boolValue == true ? "yes, expires \(date("refreshTokenExpiresAt"))" : "none")")
+        print("signed in: \(date("signedInAt")); last refreshed: \(date("lastRefreshedAt")); login ends: \(date("absoluteExpiresAt"))")
+        print("scopes: \(session["scopes"]?.arrayValue?.compactMap(\.stringValue).joined(separator: " ") ?? "")")
+        print("user: \(session["userId"]?.stringValue ?? "—")")
+        print("provider: \(session["providerKind"]?.stringValue ?? "oauth2") at \(session["tokenEndpoint"]?.stringValue ?? "?") (client \(session["clientId"]?.stringValue ?? "?"), \(session["clientAuthentication"]?.stringValue ?? "?"))")
     }
 }
 
-struct SessionWatch: AsyncParsableCommand {
+struct SessionWatch: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch", abstract: "Print login events (saved, refreshed, expired, reauthRequired, loggedOut) as JSON lines.")
 
@@ -213,15 +210,13 @@ struct SessionWatch: AsyncParsableCommand {
     @Argument(help: "Only this service.") var service: String?
     @Argument(help: "Only this account.") var account: String?
 
-    func run() async throws {
-        try await reportingErrors {
-            let client = try global.sessionClient()
-            try client.watchBlocking(service: service, account: account) { event in
-                let line: JSONValue = ["kind": .string(event.kind), "service": .string(event.service),
-                                       "account": .string(event.account), "at": .double(event.at.timeIntervalSince1970)]
-                FileHandle.standardOutput.write(Data(line.serialized() + [0x0A]))
-                return true
-            }
+    func perform() async throws {
+        let client = try global.sessionClient()
+        try client.watchBlocking(service: service, account: account) { event in
+            let line: JSONValue = ["kind": .string(event.kind), "service": .string(event.service),
+                                   "account": .string(event.account), "at": .double(event.at.timeIntervalSince1970)]
+            FileHandle.standardOutput.write(Data(line.serialized() + [0x0A]))
+            return true
         }
     }
 }

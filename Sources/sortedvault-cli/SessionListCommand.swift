@@ -9,7 +9,7 @@ import VaultSession
 
 /// `sortedvault session list`: the logins this caller may see, for an app that does not know its
 /// account name yet. Prints names, user ids, states and expiries — never a token.
-struct SessionListCommand: AsyncParsableCommand {
+struct SessionListCommand: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
         abstract: "List the stored logins the access policy lets you see (never their tokens).",
@@ -23,22 +23,20 @@ struct SessionListCommand: AsyncParsableCommand {
     @Option(help: "Only logins of this service.") var service: String?
     @Flag(help: "Print JSON.") var json = false
 
-    func run() async throws {
-        try await reportingErrors {
-            let logins = try await global.sessionClient().list(service: service)
-            if json {
-                print(CLIJSON.text(.object(VarlinkWire.jsonObject(SessionInterface.List.Reply(logins: logins.map(SessionInterface.Login.init))))))
-                return
-            }
-            if logins.isEmpty {
-                print(service.map { "no login of \($0) is stored, or the access policy hides it" }
-                      ?? "no login is stored, or the access policy hides them")
-                return
-            }
-            for login in logins {
-                print([login.service, login.account, login.state, "user: \(login.userID ?? "—")",
-                       "access token expires: \(login.accessTokenExpiresAt)", "provider: \(login.providerKind)"].joined(separator: "  "))
-            }
+    func perform() async throws {
+        let logins = try await global.sessionClient().list(service: service)
+        if json {
+            print(CLIJSON.text(.object(VarlinkWire.jsonObject(SessionInterface.List.Reply(logins: logins.map(SessionInterface.Login.init))))))
+            return
+        }
+        if logins.isEmpty {
+            print(service.map { "no login of \($0) is stored, or the access policy hides it" }
+                  ?? "no login is stored, or the access policy hides them")
+            return
+        }
+        for login in logins {
+            print([login.service, login.account, login.state, "user: \(login.userID ?? "—")",
+                   "access token expires: \(login.accessTokenExpiresAt)", "provider: \(login.providerKind)"].joined(separator: "  "))
         }
     }
 }

@@ -6,43 +6,39 @@ import VaultWireClient
 import VaultCore
 import VaultCrypto
 
-struct Status: AsyncParsableCommand {
+struct Status: ReportingCommand {
     static let configuration = CommandConfiguration(abstract: "Show whether the vault is locked, and how many items it holds.")
 
     @OptionGroup var global: GlobalOptions
     @Flag(help: "JSON output.") var json = false
 
-    func run() async throws {
-        try await reportingErrors {
-            let status = try await global.client().status()
-            if json {
-                print(try CLIJSON.text(status))
-            } else {
-                let lines = StatusReport.lines(
-                    locked: status.locked, items: status.items, logins: status.logins, queuedRevocations: status.queuedRevocations,
-                    keySources: status.keySources, autoLockMinutes: status.autoLockMinutes, version: status.version,
-                    socket: try global.paths().socket, pid: status.pid, uptimeSeconds: status.uptimeSeconds,
-                    policyFiles: status.policyFiles, policyError: status.policyError,
-                    accessLogFailedWrites: status.accessLogFailedWrites)
-                for line in lines { print(line) }
-            }
+    func perform() async throws {
+        let status = try await global.client().status()
+        if json {
+            print(try CLIJSON.text(status))
+        } else {
+            let lines = StatusReport.lines(
+                locked: status.locked, items: status.items, logins: status.logins, queuedRevocations: status.queuedRevocations,
+                keySources: status.keySources, autoLockMinutes: status.autoLockMinutes, version: status.version,
+                socket: try global.paths().socket, pid: status.pid, uptimeSeconds: status.uptimeSeconds,
+                policyFiles: status.policyFiles, policyError: status.policyError,
+                accessLogFailedWrites: status.accessLogFailedWrites)
+            for line in lines { print(line) }
         }
     }
 }
 
-struct Lock: AsyncParsableCommand {
+struct Lock: ReportingCommand {
     static let configuration = CommandConfiguration(abstract: "Lock the vault: the daemon forgets its keys.")
 
     @OptionGroup var global: GlobalOptions
 
-    func run() async throws {
-        try await reportingErrors {
-            try await global.client().lockVault()
-        }
+    func perform() async throws {
+        try await global.client().lockVault()
     }
 }
 
-struct Unlock: AsyncParsableCommand {
+struct Unlock: ReportingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Unlock the vault: from its key file or desktop keyring again, else with its passphrase.",
         discussion: """
@@ -54,33 +50,31 @@ struct Unlock: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Option(help: "Read the passphrase from this file descriptor instead of the terminal.") var passphraseFd: Int32?
 
-    func run() async throws {
-        try await reportingErrors {
-            let client = try global.client()
-            // Status may be denied to this program; then the daemon's answer to Unlock() decides.
-            let status = try? await client.status()
-            if status?.locked == false {
-                print("the vault is already unlocked")
-                return
-            }
-            let sources = status?.keySources
-            if sources?.contains(where: { $0 == "keyfile" || $0 == "secret-service" }) != false {
-                do {
-                    try await client.unlockFromKeySources()
-                    return
-                } catch let error as VaultError where error.code == .invalidArgument {
-                    // Only a passphrase unlocks this vault.
-                } catch let error as VaultError where error.code == .locked && sources?.contains("passphrase") != false {
-                    FileHandle.standardError.write(Data("sortedvault: \(error.reason)\n".utf8))
-                }
-            }
-            let passphrase = try SecretInput.passphrase(fd: passphraseFd, prompt: "Vault passphrase: ")
-            try await client.unlock(passphrase: passphrase)
+    func perform() async throws {
+        let client = try global.client()
+        // Status may be denied to this program; then the daemon's answer to Unlock() decides.
+        let status = try? await client.status()
+        if status?.locked == false {
+            print("the vault is already unlocked")
+            return
         }
+        let sources = status?.keySources
+        if sources?.contains(where: { $0 == "keyfile" || $0 == "secret-service" }) != false {
+            do {
+                try await client.unlockFromKeySources()
+                return
+            } catch let error as VaultError where error.code == .invalidArgument {
+                // Only a passphrase unlocks this vault.
+            } catch let error as VaultError where error.code == .locked && sources?.contains("passphrase") != false {
+                FileHandle.standardError.write(Data("sortedvault: \(error.reason)\n".utf8))
+            }
+        }
+        let passphrase = try SecretInput.passphrase(fd: passphraseFd, prompt: "Vault passphrase: ")
+        try await client.unlock(passphrase: passphrase)
     }
 }
 
-struct ChangePassphrase: AsyncParsableCommand {
+struct ChangePassphrase: ReportingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Change the vault's passphrase (items are not re-encrypted).",
         discussion: "With --passphrase-fd N (or piped on standard input), the old passphrase is on the first line and the new one on the second.")
@@ -88,25 +82,23 @@ struct ChangePassphrase: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Option(help: "Read old and new passphrases, one per line, from this descriptor.") var passphraseFd: Int32?
 
-    func run() async throws {
-        try await reportingErrors {
-            let client = try global.client()
-            let (old, new): (SecureBytes, SecureBytes)
-            // A descriptor, or a piped standard input: old and new passphrase, one per line.
-            if let fd = passphraseFd ?? (isatty(0) == 1 ? nil : 0) {
-                let both = try SecretInput.readAll(fd: fd, limit: 8192, what: "the passphrases")
-                (old, new) = PassphrasePair.split(both)
-            } else {
-                old = try SecretInput.passphrase(fd: nil, prompt: "Current passphrase: ")
-                new = try SecretInput.passphrase(fd: nil, prompt: "New passphrase: ")
-                let again = try SecretInput.passphrase(fd: nil, prompt: "New passphrase again: ")
-                guard new == again else { throw VaultError.invalidArgument("the new passphrases differ; nothing was changed") }
-            }
-            do {
-                try await client.changePassphrase(from: old, to: new)
-            } catch let error as VaultError where error.code == .wrongPassphrase {
-                throw VaultError(.wrongPassphrase, "wrong current passphrase: nothing was changed; check it and try again")
-            }
+    func perform() async throws {
+        let client = try global.client()
+        let (old, new): (SecureBytes, SecureBytes)
+        // A descriptor, or a piped standard input: old and new passphrase, one per line.
+        if let fd = passphraseFd ?? (isatty(0) == 1 ? nil : 0) {
+            let both = try SecretInput.readAll(fd: fd, limit: 8192, what: "the passphrases")
+            (old, new) = PassphrasePair.split(both)
+        } else {
+            old = try SecretInput.passphrase(fd: nil, prompt: "Current passphrase: ")
+            new = try SecretInput.passphrase(fd: nil, prompt: "New passphrase: ")
+            let again = try SecretInput.passphrase(fd: nil, prompt: "New passphrase again: ")
+            guard new == again else { throw VaultError.invalidArgument("the new passphrases differ; nothing was changed") }
+        }
+        do {
+            try await client.changePassphrase(from: old, to: new)
+        } catch let error as VaultError where error.code == .wrongPassphrase {
+            throw VaultError(.wrongPassphrase, "wrong current passphrase: nothing was changed; check it and try again")
         }
     }
 }

@@ -14,61 +14,55 @@ import SortedVaultCLI
 /// generation newer than any seen, so later opens succeed. Whatever the older copy rolled back (a
 /// revoked token, a deleted login) stays rolled back, so the recovery is recorded where the owner
 /// looks: the access log and the generation record.
-struct Recover: AsyncParsableCommand {
+struct Recover: ReportingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Accept the vault as it is after a rollback was detected (stop the daemon first).",
         discussion: RecoverArguments.discussion)
 
     @OptionGroup var options: RecoverArguments
-    var global: PathOptions { options.location }
-    var acceptRollback: Bool { options.acceptRollback }
-    var yes: Bool { options.yes }
-    var passphraseFd: Int32? { options.passphraseFd }
 
-    func run() async throws {
-        try await reportingErrors {
-            guard acceptRollback else {
-                throw VaultError.invalidArgument("nothing was changed: pass --accept-rollback to accept the vault as it is now")
-            }
-            let paths = try global.paths()
-            guard FileManager.default.fileExists(atPath: paths.database) else {
-                throw VaultError(.notInitialized, "no vault at \(paths.database)")
-            }
-            let owner = try VaultOwnerLock(database: paths.database, exclusive: true)
-            defer { owner.release() }
-            try confirm(paths.database)
-            let record = GenerationFile(path: paths.generationRecord)
-            let before = (try? record.read()).flatMap { $0 }?.generation
-            let storage = try SQLiteSealedStorage(path: paths.database)
-            defer { try? storage.close() }
-            let vault = try await EncryptedVault.openForRecovery(storage: storage, generationRecord: record)
-            let credential: UnlockCredential
-            if try await vault.keySourceKinds().contains("keyfile") {
-                credential = .keyFile(try KeyFile.load(from: paths.keyFile))
-            } else {
-                credential = .passphrase(try SecretInput.passphrase(fd: passphraseFd, prompt: "Vault passphrase: "))
-            }
-            try await vault.unlock(credential, acceptingRollback: true)
-            let items = try await vault.itemCount()
-            let after = (try? record.read()).flatMap { $0 }?.generation
-            let note = "accepted the vault as it is now: \(items) items, generation "
-                + (before.map(String.init) ?? "unknown") + " -> " + (after.map(String.init) ?? "unknown")
-            let stamp = Date().formatted(.iso8601)
-            do {
-                try record.recordAcceptedRollback("\(stamp) uid \(getuid()) pid \(getpid()): \(note)")
-            } catch let error as VaultError {
-                FileHandle.standardError.write(Data("sortedvault: the recovery is not in the generation record: \(error.reason)\n".utf8))
-            }
-            if !OwnerActionLog.record(path: paths.accessLog, operation: "recover", note: note) {
-                FileHandle.standardError.write(Data("sortedvault: the recovery could not be written to the access log \(paths.accessLog)\n".utf8))
-            }
-            print("\(note); start the daemon again")
+    func perform() async throws {
+        guard options.acceptRollback else {
+            throw VaultError.invalidArgument("nothing was changed: pass --accept-rollback to accept the vault as it is now")
         }
+        let paths = try options.location.paths()
+        guard FileManager.default.fileExists(atPath: paths.database) else {
+            throw VaultError(.notInitialized, "no vault at \(paths.database)")
+        }
+        let owner = try VaultOwnerLock(database: paths.database, exclusive: true)
+        defer { owner.release() }
+        try confirm(paths.database)
+        let record = GenerationFile(path: paths.generationRecord)
+        let before = (try? record.read()).flatMap { $0 }?.generation
+        let storage = try SQLiteSealedStorage(path: paths.database)
+        defer { try? storage.close() }
+        let vault = try await EncryptedVault.openForRecovery(storage: storage, generationRecord: record)
+        let credential: UnlockCredential
+        if try await vault.keySourceKinds().contains("keyfile") {
+            credential = .keyFile(try KeyFile.load(from: paths.keyFile))
+        } else {
+            credential = .passphrase(try SecretInput.passphrase(fd: options.passphraseFd, prompt: "Vault passphrase: "))
+        }
+        try await vault.unlock(credential, acceptingRollback: true)
+        let items = try await vault.itemCount()
+        let after = (try? record.read()).flatMap { $0 }?.generation
+        let note = "accepted the vault as it is now: \(items) items, generation "
+            + (before.map(String.init) ?? "unknown") + " -> " + (after.map(String.init) ?? "unknown")
+        let stamp = Date().formatted(.iso8601)
+        do {
+            try record.recordAcceptedRollback("\(stamp) uid \(getuid()) pid \(getpid()): \(note)")
+        } catch let error as VaultError {
+            FileHandle.standardError.write(Data("sortedvault: the recovery is not in the generation record: \(error.reason)\n".utf8))
+        }
+        if !OwnerActionLog.record(path: paths.accessLog, operation: "recover", note: note) {
+            FileHandle.standardError.write(Data("sortedvault: the recovery could not be written to the access log \(paths.accessLog)\n".utf8))
+        }
+        print("\(note); start the daemon again")
     }
 
     /// The owner says yes on the terminal, or passed `--yes`; anything else changes nothing.
     private func confirm(_ database: String) throws {
-        if yes { return }
+        if options.yes { return }
         guard isatty(STDIN_FILENO) == 1 else {
             throw VaultError.invalidArgument("nothing was changed: no terminal to confirm on; run it in a terminal, or pass --yes")
         }

@@ -11,73 +11,66 @@ import VaultSQLite
 import VaultSecretService
 import SortedVaultCLI
 
-struct Init: AsyncParsableCommand {
+struct Init: ReportingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create a new vault.",
         discussion: InitArguments.discussion)
 
     @OptionGroup var options: InitArguments
-    var global: PathOptions { options.location }
-    var keySource: InitArguments.KeySourceKind { options.keySource }
-    var passphraseFd: Int32? { options.passphraseFd }
-    var kdfCost: InitArguments.Cost { options.kdfCost }
-    var unsafeKdfCostForTesting: Bool { options.unsafeKdfCostForTesting }
 
-    func run() async throws {
-        try await reportingErrors {
-            let paths = try global.paths()
-            try FileManager.default.createDirectory(atPath: paths.dataDirectory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-            if FileManager.default.fileExists(atPath: paths.database) {
-                throw VaultError(.alreadyInitialized, "a vault already exists at \(paths.database); nothing was changed")
-            }
-            var sources: [NewKeySource] = []
-            var keyringKeyID: String?
-            switch keySource {
-            case .passphrase:
-                sources = [.passphrase(try newPassphrase("New vault passphrase: "), cost: unsafeKdfCostForTesting ? .unsafeMinimumForTesting : argon2Cost)]
-            case .secretService:
-                // The keyring first: when it is unavailable or locked, say so before asking for anything.
-                switch await SecretServiceKeyring().availability() {
-                case .available: break
-                case .locked(let error), .unavailable(let error): throw error
-                }
-                let recovery = try newPassphrase("Recovery passphrase (for `sortedvault unlock` when the keyring is unavailable): ")
-                let key = SecureBytes(randomCount: SecretServiceKeySource.keyBytes)
-                let id = SecretServiceKeySource.newKeyID()
-                try await SecretServiceKeySource().storeKey(key, id: id, label: "sortedvault vault key (\(paths.database))")
-                keyringKeyID = id
-                sources = [.secretService(key, keyID: id),
-                           .passphrase(recovery, cost: unsafeKdfCostForTesting ? .unsafeMinimumForTesting : argon2Cost)]
-            case .keyfile:
-                let directory = (paths.keyFile as NSString).deletingLastPathComponent
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                        attributes: [.posixPermissions: 0o700])
-                try KeyFile.create(at: paths.keyFile)
-                sources = [.keyFile(try KeyFile.load(from: paths.keyFile))]
-            }
-            do {
-                let storage = try SQLiteSealedStorage(path: paths.database)
-                _ = try await EncryptedVault.create(storage: storage, keySources: sources,
-                                                    generationRecord: GenerationFile(path: paths.generationRecord))
-                try storage.close()
-            } catch {
-                if let keyringKeyID { try? await SecretServiceKeySource().deleteKey(id: keyringKeyID) }
-                throw error
-            }
-            print("created a vault at \(paths.database)")
-            if keySource == .keyfile { print("key file: \(paths.keyFile) (keep it private; back it up)") }
-            if keySource == .secretService {
-                print("its key is in your desktop keyring: the daemon unlocks itself whenever the keyring is unlocked")
-            }
-            print("next: any command starts the daemon\(keySource == .passphrase ? "; unlock it with `sortedvault unlock`" : "")")
+    func perform() async throws {
+        let paths = try options.location.paths()
+        try FileManager.default.createDirectory(atPath: paths.dataDirectory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        if FileManager.default.fileExists(atPath: paths.database) {
+            throw VaultError(.alreadyInitialized, "a vault already exists at \(paths.database); nothing was changed")
         }
+        var sources: [NewKeySource] = []
+        var keyringKeyID: String?
+        switch options.keySource {
+        case .passphrase:
+            sources = [.passphrase(try newPassphrase("New vault passphrase: "), cost: options.unsafeKdfCostForTesting ? .unsafeMinimumForTesting : argon2Cost)]
+        case .secretService:
+            // The keyring first: when it is unavailable or locked, say so before asking for anything.
+            switch await SecretServiceKeyring().availability() {
+            case .available: break
+            case .locked(let error), .unavailable(let error): throw error
+            }
+            let recovery = try newPassphrase("Recovery passphrase (for `sortedvault unlock` when the keyring is unavailable): ")
+            let key = SecureBytes(randomCount: SecretServiceKeySource.keyBytes)
+            let id = SecretServiceKeySource.newKeyID()
+            try await SecretServiceKeySource().storeKey(key, id: id, label: "sortedvault vault key (\(paths.database))")
+            keyringKeyID = id
+            sources = [.secretService(key, keyID: id),
+                       .passphrase(recovery, cost: options.unsafeKdfCostForTesting ? .unsafeMinimumForTesting : argon2Cost)]
+        case .keyfile:
+            let directory = (paths.keyFile as NSString).deletingLastPathComponent
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            try KeyFile.create(at: paths.keyFile)
+            sources = [.keyFile(try KeyFile.load(from: paths.keyFile))]
+        }
+        do {
+            let storage = try SQLiteSealedStorage(path: paths.database)
+            _ = try await EncryptedVault.create(storage: storage, keySources: sources,
+                                                generationRecord: GenerationFile(path: paths.generationRecord))
+            try storage.close()
+        } catch {
+            if let keyringKeyID { try? await SecretServiceKeySource().deleteKey(id: keyringKeyID) }
+            throw error
+        }
+        print("created a vault at \(paths.database)")
+        if options.keySource == .keyfile { print("key file: \(paths.keyFile) (keep it private; back it up)") }
+        if options.keySource == .secretService {
+            print("its key is in your desktop keyring: the daemon unlocks itself whenever the keyring is unlocked")
+        }
+        print("next: any command starts the daemon\(options.keySource == .passphrase ? "; unlock it with `sortedvault unlock`" : "")")
     }
 
     /// A new passphrase from `--passphrase-fd`, or typed twice at the terminal.
     private func newPassphrase(_ prompt: String) throws -> SecureBytes {
         let passphrase: SecureBytes
-        if let fd = passphraseFd ?? (isatty(0) == 1 ? nil : 0) {
+        if let fd = options.passphraseFd ?? (isatty(0) == 1 ? nil : 0) {
             // A descriptor, or a piped standard input: read once, no second entry to compare.
             passphrase = try SecretInput.passphrase(fd: fd, prompt: "")
         } else {
@@ -90,7 +83,7 @@ struct Init: AsyncParsableCommand {
     }
 
     private var argon2Cost: Argon2Cost {
-        switch kdfCost {
+        switch options.kdfCost {
         case .interactive: return .interactive
         case .moderate: return .moderate
         case .sensitive: return .sensitive

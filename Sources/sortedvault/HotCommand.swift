@@ -27,6 +27,14 @@ struct HotCommand: Equatable {
             && lhs.attributes.elementsEqual(rhs.attributes) { $0 == $1 }
     }
 
+    /// The options that name a path, each with the member of ``location`` it sets.
+    static let locationOptions: [String: WritableKeyPath<CLILocation, String?> & Sendable] = [
+        "--socket": \.socket,
+        "--data-dir": \.dataDirectory,
+        "--key-file": \.keyFile,
+        "--policy-dir": \.policyDirectory,
+    ]
+
     /// `arguments` without the program name.
     static func parse(_ arguments: [String]) -> HotCommand? {
         var rest = arguments[...]
@@ -63,22 +71,15 @@ struct HotCommand: Equatable {
                 guard !seen.contains(name) else { return nil }  // let ArgumentParser decide what a repeat means
                 seen.insert(name)
             }
+            if let location = locationOptions[name] {
+                guard let path = value() else { return nil }
+                command.location[keyPath: location] = path
+                continue
+            }
             switch name {
             case "--no-autostart":
                 guard parts.count == 1 else { return nil }
                 command.noAutostart = true
-            case "--socket":
-                guard let path = value() else { return nil }
-                command.location.socket = path
-            case "--data-dir":
-                guard let path = value() else { return nil }
-                command.location.dataDirectory = path
-            case "--key-file":
-                guard let path = value() else { return nil }
-                command.location.keyFile = path
-            case "--policy-dir":
-                guard let path = value() else { return nil }
-                command.location.policyDirectory = path
             case "--label" where verb == .store:
                 guard let text = value(), isPlainText(text, maxBytes: 1024, allowEmpty: true) else { return nil }
                 command.label = text

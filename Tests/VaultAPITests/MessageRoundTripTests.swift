@@ -53,12 +53,12 @@ import VaultCrypto
         #expect(request.passphrase == passphrase)
     }
 
-    @Test func anErrorReplyIsARemoteErrorWithItsParameters() throws {
+    @Test func anErrorReplyGivesItsNameAndParameters() throws {
         let frame = Array(#"{"error":"org.sortedvault.vault.NotFound","parameters":{"service":"s","account":"a"}}"#.utf8)
         let decoded = try frame.withUnsafeBytes { try VarlinkWire.decodeReply(VaultInterface.Retrieve.self, frame: $0) }
-        guard case .error(let error) = decoded else { Issue.record("not an error"); return }
-        #expect(error.name == VaultInterface.Errors.notFound)
-        #expect(error.parameters["service"] == "s")
+        guard case .error(let name, let parameters) = decoded else { Issue.record("not an error"); return }
+        #expect(name == VaultInterface.Errors.notFound)
+        #expect(parameters["service"] == "s")
     }
 
     @Test func anAutoLoginReplyWithAGrantRoundTrips() throws {

@@ -6,8 +6,9 @@ import VaultCore
 import VaultProtocol
 @testable import VaultWireClient
 
-/// The lean CLI maps error replies itself (VaultProtocol links SwiftNIO); these tests hold its texts
-/// and exit statuses to those of `VaultWireError.decode` and `SessionWireError.decode`.
+/// Both clients read error replies through `ErrorReply`, each in its own codes (the
+/// lean CLI in exit statuses, the full client in `VaultError.Code`s); these tests hold the lean
+/// CLI's texts and exit statuses to those of `VaultWireError.decode` and `SessionWireError.decode`.
 @Suite struct WireFailureParityTests {
     static let parameterSets: [[String: JSONValue]] = [
         [:],
@@ -25,7 +26,7 @@ import VaultProtocol
     @Test(arguments: vaultNames)
     func aVaultErrorReplyReadsAsTheFullClientReadsIt(name: String) {
         for parameters in Self.parameterSets {
-            let expected = VaultWireError.decode(VarlinkError(name: name, parameters: parameters))
+            let expected = VaultWireError.decode(name, parameters)
             let lean = WireFailure.vault(name, parameters)
             #expect(lean.message == expected.reason, "\(name) \(parameters)")
             #expect(lean.status == ExitStatus(expected.code), "\(name) \(parameters)")
@@ -35,7 +36,7 @@ import VaultProtocol
     @Test(arguments: sessionNames)
     func aSessionErrorReplyReadsAsTheFullClientReadsIt(name: String) {
         for parameters in Self.parameterSets {
-            let expected = SessionWireError.decode(VarlinkError(name: name, parameters: parameters))
+            let expected = SessionWireError.decode(name, parameters)
             let lean = WireFailure.session(name, parameters)
             #expect(lean.message == expected.reason, "\(name) \(parameters)")
             #expect(lean.status == ExitStatus(expected.code), "\(name) \(parameters)")
