@@ -115,7 +115,6 @@ let package = Package(
             name: "varlink-certification-server",
             dependencies: ["Varlink", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"), .product(name: "Logging", package: "swift-log")]
         ),
-        .target(name: "VaultProtocol", dependencies: ["Varlink", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "VaultWireClient"]),
         // The varlink IDL parser and the Swift generator: the build tool reads interfaces/*.varlink
         // with them (a bad or unsupported file is a build error at its line and column) and writes
         // VaultAPI's generated types, which embed the files themselves for the daemon to serve.
@@ -125,7 +124,7 @@ let package = Package(
         .target(
             name: "VaultDaemon",
             dependencies: [
-                "Varlink", "VaultAPI", "VaultPolicy", "VaultProtocol", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
+                "Varlink", "VaultAPI", "VaultPolicy", "VaultClient", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
                 "VaultSession", "VaultOAuthHTTP", "VaultOIDC",
                 "VaultSecretService",
                 .product(name: "Logging", package: "swift-log"),
@@ -133,13 +132,17 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
-        .target(name: "VaultClient", dependencies: ["Varlink", "VaultAPI", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession", "VaultWireClient"]),
+        // The typed API in the vault's own terms, for both ends of the socket: the async client apps
+        // use (`VaultClient`, `SessionClient`, the async face of VaultWireClient's blocking calls), the
+        // one conversion between VaultAPI's wire types and VaultCore's and VaultSession's, the wire
+        // errors made from `VaultError`, and the interface files as served. The daemon builds on it.
+        .target(name: "VaultClient", dependencies: ["Varlink", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "VaultWireClient"]),
         // What the ArgumentParser programs (`sortedvault-cli`, `sortedvault-daemon`, the credential
         // helpers) share over the CLI core: their options, error reporting and the exec token file.
         .target(
             name: "SortedVaultCLI",
             dependencies: [
-                "VaultClient", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultWireClient",
+                "VaultClient", "VaultCore", "VaultCrypto", "VaultWireClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -155,7 +158,7 @@ let package = Package(
         .executableTarget(
             name: "sortedvault-cli",
             dependencies: [
-                "SortedVaultCLI", "VaultClient", "VaultWireClient", "VaultAPI", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
+                "SortedVaultCLI", "VaultClient", "VaultWireClient", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
                 "CredentialHelpers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -164,7 +167,7 @@ let package = Package(
         .executableTarget(
             name: "sortedvault-daemon",
             dependencies: [
-                "SortedVaultCLI", "VaultDaemon", "VaultProtocol", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto",
+                "SortedVaultCLI", "VaultDaemon", "VaultClient", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto",
                 "VaultSecretService", "VaultWireClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -194,7 +197,7 @@ let package = Package(
         .testTarget(name: "VarlinkIDLTests", dependencies: ["VarlinkIDL"]),
         .testTarget(
             name: "VaultWireClientTests",
-            dependencies: ["VaultWireClient", "VaultAPI", "VaultProtocol", "Varlink", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON", "SortedVaultCLI"]
+            dependencies: ["VaultWireClient", "VaultAPI", "VaultClient", "Varlink", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON", "SortedVaultCLI"]
         ),
         .testTarget(name: "VaultAPITests", dependencies: ["VaultAPI", "VaultCrypto", "BoundedJSON"]),
         .testTarget(name: "VaultSessionTests", dependencies: ["VaultSession", "VaultCore", "VaultCrypto", "VaultTesting", "BoundedJSON", .product(name: "Logging", package: "swift-log")]),
@@ -211,7 +214,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "VaultClient", "VaultDaemon", "VaultProtocol", "VaultAPI", "Varlink", "VaultCore", "VaultCrypto", "VaultTesting",
+                "VaultClient", "VaultDaemon", "VaultAPI", "Varlink", "VaultCore", "VaultCrypto", "VaultTesting",
                 "VaultSession", "VaultOAuthHTTP", "Vault", "VaultSQLite", "VaultPolicy", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),

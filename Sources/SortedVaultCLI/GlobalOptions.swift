@@ -1,6 +1,5 @@
 import ArgumentParser
 import VaultClient
-import VaultProtocol
 
 /// Where the vault and its daemon are: the options every command takes, `daemon`, `init` and
 /// `recover` included.

@@ -4,7 +4,6 @@ import Varlink
 import VaultAPI
 import VaultCore
 import VaultCrypto
-import VaultProtocol
 import VaultSession
 import VaultWireClient
 

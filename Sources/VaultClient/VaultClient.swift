@@ -8,7 +8,6 @@ import Glibc
 import VaultAPI
 import VaultCore
 import VaultCrypto
-import VaultProtocol
 import VaultWireClient
 
 /// A `TokenStore` that talks to the sortedvault daemon over its Unix socket: the client library for

@@ -1,7 +1,7 @@
 import Logging
 import Varlink
 import VaultPolicy
-import VaultProtocol
+import VaultClient
 
 /// The policy check in front of every method, and the log line that records each decision
 /// (who, what, allowed or denied, and which rule decided; never a secret or an account name).

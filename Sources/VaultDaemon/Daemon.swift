@@ -5,7 +5,7 @@ import Varlink
 import Vault
 import VaultCore
 import VaultPolicy
-import VaultProtocol
+import VaultClient
 import VaultOAuthHTTP
 import VaultOIDC
 import VaultSQLite

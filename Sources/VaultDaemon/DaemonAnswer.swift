@@ -1,7 +1,7 @@
 import Varlink
 import VaultAPI
 import VaultCore
-import VaultProtocol
+import VaultClient
 
 extension VarlinkAnswer {
     /// A daemon interface's answer to `call`, now or from its task: `body` gets the call's method

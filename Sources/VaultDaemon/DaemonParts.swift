@@ -7,7 +7,7 @@ import VaultCore
 import VaultOAuthHTTP
 import VaultOIDC
 import VaultPolicy
-import VaultProtocol
+import VaultClient
 import VaultSQLite
 import VaultSession
 

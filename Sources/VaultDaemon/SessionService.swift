@@ -4,7 +4,7 @@ import Varlink
 import VaultAPI
 import VaultCore
 import VaultPolicy
-import VaultProtocol
+import VaultClient
 import VaultSession
 
 /// The daemon's `org.sortedvault.session` interface: checks each call against the access policy

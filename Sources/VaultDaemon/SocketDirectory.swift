@@ -1,5 +1,5 @@
 import Foundation
-import VaultProtocol
+import VaultClient
 #if canImport(Glibc)
 import Glibc
 #endif

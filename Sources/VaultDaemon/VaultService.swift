@@ -6,7 +6,7 @@ import VaultAPI
 import VaultCore
 import VaultCrypto
 import VaultPolicy
-import VaultProtocol
+import VaultClient
 import VaultSession
 
 /// The daemon's `org.sortedvault.vault` interface: one dispatch point that checks the caller against

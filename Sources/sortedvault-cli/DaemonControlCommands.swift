@@ -3,7 +3,6 @@ import Foundation
 import SortedVaultCLI
 import VaultClient
 import VaultCore
-import VaultProtocol
 
 #if canImport(Glibc)
 import Glibc

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import SortedVaultCLI
 import VaultCore
-import VaultProtocol
 import VaultClient
 
 #if canImport(Glibc)

@@ -4,7 +4,6 @@ import Foundation
 import SortedVaultCLI
 import VaultAPI
 import VaultClient
-import VaultProtocol
 import VaultSession
 
 /// `sortedvault session list`: the logins this caller may see, for an app that does not know its

@@ -3,7 +3,7 @@ import Foundation
 import Vault
 import VaultCore
 import VaultDaemon
-import VaultProtocol
+import VaultClient
 import VaultSQLite
 import SortedVaultCLI
 

@@ -6,7 +6,7 @@ import VaultCore
 import VaultCrypto
 import VaultDaemon
 import VaultWireClient
-import VaultProtocol
+import VaultClient
 import VaultSQLite
 import VaultSecretService
 import SortedVaultCLI

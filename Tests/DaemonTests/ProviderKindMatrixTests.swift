@@ -5,7 +5,6 @@ import Varlink
 import VaultClient
 import VaultCore
 import VaultCrypto
-import VaultProtocol
 import VaultSession
 import VaultTesting
 

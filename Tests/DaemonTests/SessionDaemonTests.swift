@@ -7,7 +7,6 @@ import Varlink
 import VaultClient
 import VaultCore
 import VaultCrypto
-import VaultProtocol
 import VaultSession
 import VaultTesting
 

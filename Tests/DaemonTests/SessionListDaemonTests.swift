@@ -4,7 +4,6 @@ import Testing
 import VaultClient
 import VaultCore
 import Varlink
-import VaultProtocol
 import VaultSession
 
 extension DaemonSuite {

@@ -5,7 +5,6 @@ import VaultAPI
 import Varlink
 import VaultClient
 import VaultCore
-import VaultProtocol
 import VaultSession
 
 #if canImport(Glibc)

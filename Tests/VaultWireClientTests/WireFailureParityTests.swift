@@ -3,7 +3,7 @@ import SortedVaultCLI
 import Testing
 import Varlink
 import VaultCore
-import VaultProtocol
+import VaultClient
 @testable import VaultWireClient
 
 /// Both clients read error replies through `ErrorReply`, each in its own codes (the
