@@ -115,12 +115,12 @@ let package = Package(
             name: "varlink-certification-server",
             dependencies: ["Varlink", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"), .product(name: "Logging", package: "swift-log")]
         ),
-        // The varlink IDL parser and the Swift generator: the build tool reads interfaces/*.varlink
-        // with them (a bad or unsupported file is a build error at its line and column) and writes
-        // VaultAPI's generated types, which embed the files themselves for the daemon to serve.
-        .target(name: "VarlinkIDL"),
-        .executableTarget(name: "generate-interface-code", dependencies: ["VarlinkIDL"], path: "Sources/generate-interface-code"),
-        .plugin(name: "GenerateInterfaceCode", capability: .buildTool(), dependencies: ["generate-interface-code"]),
+        // The varlink IDL parser and the Swift generator, as the build tool the GenerateInterfaceCode
+        // plugin runs: it reads interfaces/*.varlink (a bad or unsupported file is a build error at its
+        // line and column) and writes VaultAPI's generated types, which embed the files themselves for
+        // the daemon to serve. VarlinkIDLTests import it as a module.
+        .executableTarget(name: "VarlinkIDL"),
+        .plugin(name: "GenerateInterfaceCode", capability: .buildTool(), dependencies: ["VarlinkIDL"]),
         .target(
             name: "VaultDaemon",
             dependencies: [

@@ -3,7 +3,7 @@ import PackagePlugin
 
 /// Generates the Swift face of each interface file (`interfaces/*.varlink`) at build time: its
 /// types, methods, errors and secret paths, and the file itself byte for byte, so the repository
-/// holds one copy of the contract. Runs `generate-interface-code` (a host tool of this package)
+/// holds one copy of the contract. Runs `VarlinkIDL` (a host tool of this package: the IDL parser and generator)
 /// whenever a file changes; needs no network, so it works in a fresh clone and in
 /// `--static-swift-stdlib` release builds.
 @main
@@ -17,7 +17,7 @@ struct GenerateInterfaceCode: BuildToolPlugin {
         return [
             .buildCommand(
                 displayName: "Generating the Swift code of \(files.count) interfaces in \(target.name)",
-                executable: try context.tool(named: "generate-interface-code").url,
+                executable: try context.tool(named: "VarlinkIDL").url,
                 arguments: [outputDirectory.path] + files.map(\.path),
                 inputFiles: files,
                 outputFiles: files.map { outputDirectory.appending(path: $0.deletingPathExtension().lastPathComponent + ".swift") }),

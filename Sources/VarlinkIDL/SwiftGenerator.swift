@@ -192,7 +192,7 @@ private struct Generator {
     // MARK: Output
 
     mutating func run(file: [UInt8], fileName: String) throws(IDLError) -> String {
-        line(0, "// Generated from interfaces/\(fileName) at build time by generate-interface-code. Do not edit:")
+        line(0, "// Generated from interfaces/\(fileName) at build time by the VarlinkIDL tool. Do not edit:")
         line(0, "// change the interface file.")
         line(0)
         line(0, "import BoundedJSON")

@@ -1,13 +1,12 @@
 import Foundation
-import VarlinkIDL
 
-/// generate-interface-code OUTPUT-DIRECTORY FILE…: for each interface FILE (`org.sortedvault.vault.varlink`)
+/// VarlinkIDL OUTPUT-DIRECTORY FILE…: for each interface FILE (`org.sortedvault.vault.varlink`)
 /// writes its Swift face to OUTPUT-DIRECTORY/org.sortedvault.vault.swift (see ``SwiftGenerator``),
 /// after checking it against the varlink IDL grammar. Run by the GenerateInterfaceCode build-tool
 /// plugin; a fault is a build error at the IDL's line and column.
 let arguments = CommandLine.arguments.dropFirst()
 guard let output = arguments.first, arguments.count >= 2 else {
-    FileHandle.standardError.write(Data("usage: generate-interface-code OUTPUT-DIRECTORY FILE...\n".utf8))
+    FileHandle.standardError.write(Data("usage: VarlinkIDL OUTPUT-DIRECTORY FILE...\n".utf8))
     exit(64)
 }
 for path in arguments.dropFirst() {
