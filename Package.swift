@@ -140,7 +140,7 @@ let package = Package(
         // What the ArgumentParser programs (`sortedvault-cli`, `sortedvault-daemon`, the credential
         // helpers) share over the CLI core: their options, error reporting and the exec token file.
         .target(
-            name: "SortedVaultCLI",
+            name: "CLIOptions",
             dependencies: [
                 "VaultClient", "VaultCore", "VaultCrypto", "VaultWireClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -158,7 +158,7 @@ let package = Package(
         .executableTarget(
             name: "sortedvault-cli",
             dependencies: [
-                "SortedVaultCLI", "VaultClient", "VaultWireClient", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
+                "CLIOptions", "VaultClient", "VaultWireClient", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
                 "CredentialHelpers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -167,7 +167,7 @@ let package = Package(
         .executableTarget(
             name: "sortedvault-daemon",
             dependencies: [
-                "SortedVaultCLI", "VaultDaemon", "VaultClient", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto",
+                "CLIOptions", "VaultDaemon", "VaultClient", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto",
                 "VaultSecretService", "VaultWireClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -180,14 +180,14 @@ let package = Package(
         .executableTarget(
             name: "docker-credential-sortedvault",
             dependencies: [
-                "CredentialHelpers", "SortedVaultCLI", "VaultWireClient", "VaultCore",
+                "CredentialHelpers", "CLIOptions", "VaultWireClient", "VaultCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
             name: "git-credential-sortedvault",
             dependencies: [
-                "CredentialHelpers", "SortedVaultCLI", "VaultWireClient", "VaultClient", "VaultCore", "VaultCrypto", "VaultSession",
+                "CredentialHelpers", "CLIOptions", "VaultWireClient", "VaultClient", "VaultCore", "VaultCrypto", "VaultSession",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -197,7 +197,7 @@ let package = Package(
         .testTarget(name: "VarlinkIDLTests", dependencies: ["VarlinkIDL"]),
         .testTarget(
             name: "VaultWireClientTests",
-            dependencies: ["VaultWireClient", "VaultAPI", "VaultClient", "Varlink", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON", "SortedVaultCLI"]
+            dependencies: ["VaultWireClient", "VaultAPI", "VaultClient", "Varlink", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON", "CLIOptions"]
         ),
         .testTarget(name: "VaultAPITests", dependencies: ["VaultAPI", "VaultCrypto", "BoundedJSON"]),
         .testTarget(name: "VaultSessionTests", dependencies: ["VaultSession", "VaultCore", "VaultCrypto", "VaultTesting", "BoundedJSON", .product(name: "Logging", package: "swift-log")]),

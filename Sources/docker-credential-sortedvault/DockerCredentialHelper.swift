@@ -1,6 +1,6 @@
 import ArgumentParser
 import CredentialHelpers
-import SortedVaultCLI
+import CLIOptions
 import VaultCore
 
 /// `docker-credential-sortedvault`: docker's credential helper over the sortedvault daemon. Set

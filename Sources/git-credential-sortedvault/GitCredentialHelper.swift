@@ -1,6 +1,6 @@
 import ArgumentParser
 import CredentialHelpers
-import SortedVaultCLI
+import CLIOptions
 import VaultClient
 import VaultCore
 

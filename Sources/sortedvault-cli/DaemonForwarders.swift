@@ -1,5 +1,5 @@
 import ArgumentParser
-import SortedVaultCLI
+import CLIOptions
 
 /// `sortedvault init …`, `recover …` and `daemon …` run `sortedvault-daemon`, which holds the code
 /// that needs libcurl and libsecret. Their options are declared here too (the same

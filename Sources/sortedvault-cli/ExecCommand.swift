@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import SortedVaultCLI
+import CLIOptions
 import VaultClient
 import VaultCore
 import VaultCrypto

@@ -1,6 +1,6 @@
 import ArgumentParser
 import CredentialHelpers
-import SortedVaultCLI
+import CLIOptions
 import VaultCore
 
 /// `sortedvault git bind|unbind`: ties a git host to a persistent login, so

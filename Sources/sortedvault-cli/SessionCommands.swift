@@ -1,7 +1,7 @@
 import ArgumentParser
 import BoundedJSON
 import Foundation
-import SortedVaultCLI
+import CLIOptions
 import VaultClient
 import VaultCore
 import VaultCrypto

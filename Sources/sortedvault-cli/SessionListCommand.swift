@@ -1,7 +1,7 @@
 import ArgumentParser
 import BoundedJSON
 import Foundation
-import SortedVaultCLI
+import CLIOptions
 import VaultAPI
 import VaultClient
 import VaultSession

@@ -1,5 +1,5 @@
 import ArgumentParser
-import SortedVaultCLI
+import CLIOptions
 
 /// `sortedvault`: the command-line face of the vault. Every item command talks to the per-user daemon
 /// over its socket, starting it on demand.

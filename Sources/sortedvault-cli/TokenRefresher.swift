@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import SortedVaultCLI
+import CLIOptions
 import VaultClient
 import VaultCore
 

@@ -5,7 +5,7 @@ import VaultCore
 import VaultDaemon
 import VaultClient
 import VaultSQLite
-import SortedVaultCLI
+import CLIOptions
 
 /// `sortedvault recover --accept-rollback`: the way out after the vault refused an older copy of
 /// itself (docs/rollback.md). With the daemon stopped (it holds ``VaultOwnerLock``, so recovery cannot

@@ -9,7 +9,7 @@ import VaultWireClient
 import VaultClient
 import VaultSQLite
 import VaultSecretService
-import SortedVaultCLI
+import CLIOptions
 
 struct Init: ReportingCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,5 @@
 import Foundation
-import SortedVaultCLI
+import CLIOptions
 import Testing
 import VaultCore
 import VaultCrypto

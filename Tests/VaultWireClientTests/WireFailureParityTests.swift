@@ -1,5 +1,5 @@
 import BoundedJSON
-import SortedVaultCLI
+import CLIOptions
 import Testing
 import Varlink
 import VaultCore
