@@ -74,10 +74,11 @@ let package = Package(
         .target(name: "VaultTesting", dependencies: ["VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON"]),
         .target(name: "BoundedJSON"),
         // One request and one reply type per method of both interfaces, converting to and from the
-        // wire in one place; secrets go between the frame and SecureBytes without a String. No
-        // Foundation, no NIO: the daemon, VaultClient and the lean CLI all use it. The types are
-        // generated at build time from interfaces/*.varlink (plugin GenerateInterfaceCode); the
-        // wire runtime they run on is written by hand.
+        // wire in one place; secrets go between the frame and SecureBytes without a String; and the
+        // blocking client connection they travel on (`WireConnection`: plain socket calls, the check
+        // of who serves the socket, frames in wiped buffers). No Foundation, no NIO: the daemon,
+        // VaultClient and the lean CLI all use it. The types are generated at build time from
+        // interfaces/*.varlink (plugin GenerateInterfaceCode); the wire runtime is written by hand.
         .target(name: "VaultAPI", dependencies: ["BoundedJSON", "VaultCrypto"], plugins: ["GenerateInterfaceCode"]),
         .target(
             name: "VaultSession",
@@ -133,32 +134,32 @@ let package = Package(
             ]
         ),
         // The typed API in the vault's own terms, for both ends of the socket: the async client apps
-        // use (`VaultClient`, `SessionClient`, the async face of VaultWireClient's blocking calls), the
+        // use (`VaultClient`, `SessionClient`, the async face of VaultAPI's blocking `WireConnection`), the
         // one conversion between VaultAPI's wire types and VaultCore's and VaultSession's, the wire
         // errors made from `VaultError`, and the interface files as served. The daemon builds on it.
-        .target(name: "VaultClient", dependencies: ["Varlink", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "VaultWireClient"]),
+        .target(name: "VaultClient", dependencies: ["Varlink", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "CLICore"]),
         // What the ArgumentParser programs (`sortedvault-cli`, `sortedvault-daemon`, the credential
         // helpers) share over the CLI core: their options, error reporting and the exec token file.
         .target(
             name: "CLIOptions",
             dependencies: [
-                "VaultClient", "VaultCore", "VaultCrypto", "VaultWireClient",
+                "VaultClient", "VaultCore", "VaultCrypto", "CLICore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // The CLI core of all four programs: the blocking varlink client (one call per process over
-        // plain socket calls), paths, secret input, starting the daemon, failure texts, exit codes and
-        // status lines. No Foundation, no SwiftNIO, no threads (docs/speed.md, "Lean CLI"): keep it that way.
-        .target(name: "VaultWireClient", dependencies: ["VaultAPI", "BoundedJSON", "VaultCrypto", "CLinuxShims"]),
+        // The CLI core of all four programs: paths, secret input, starting the daemon, reading replies
+        // into failure texts and exit codes, status lines. No Foundation, no SwiftNIO, no threads
+        // (docs/speed.md, "Lean CLI"): keep it that way.
+        .target(name: "CLICore", dependencies: ["VaultAPI", "BoundedJSON", "VaultCrypto", "CLinuxShims"]),
         // `sortedvault`, the lean front: retrieve, store, delete and session autologin by hand over
-        // VaultWireClient; everything else is handed (execv, argv unchanged) to `sortedvault-cli`.
-        .executableTarget(name: "sortedvault", dependencies: ["VaultWireClient", "VaultAPI", "VaultCrypto", "BoundedJSON", "CLinuxShims"]),
+        // CLICore; everything else is handed (execv, argv unchanged) to `sortedvault-cli`.
+        .executableTarget(name: "sortedvault", dependencies: ["CLICore", "VaultAPI", "VaultCrypto", "BoundedJSON", "CLinuxShims"]),
         // The full command tree (ArgumentParser), installed next to `sortedvault` as `sortedvault-cli`:
         // talks to the daemon only, so it links neither libcurl nor libsecret.
         .executableTarget(
             name: "sortedvault-cli",
             dependencies: [
-                "CLIOptions", "VaultClient", "VaultWireClient", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
+                "CLIOptions", "VaultClient", "CLICore", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
                 "CredentialHelpers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -168,7 +169,7 @@ let package = Package(
             name: "sortedvault-daemon",
             dependencies: [
                 "CLIOptions", "VaultDaemon", "VaultClient", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto",
-                "VaultSecretService", "VaultWireClient",
+                "VaultSecretService", "CLICore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -180,14 +181,14 @@ let package = Package(
         .executableTarget(
             name: "docker-credential-sortedvault",
             dependencies: [
-                "CredentialHelpers", "CLIOptions", "VaultWireClient", "VaultCore",
+                "CredentialHelpers", "CLIOptions", "CLICore", "VaultCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
             name: "git-credential-sortedvault",
             dependencies: [
-                "CredentialHelpers", "CLIOptions", "VaultWireClient", "VaultClient", "VaultCore", "VaultCrypto", "VaultSession",
+                "CredentialHelpers", "CLIOptions", "CLICore", "VaultClient", "VaultCore", "VaultCrypto", "VaultSession",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -196,8 +197,8 @@ let package = Package(
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
         .testTarget(name: "VarlinkIDLTests", dependencies: ["VarlinkIDL"]),
         .testTarget(
-            name: "VaultWireClientTests",
-            dependencies: ["VaultWireClient", "VaultAPI", "VaultClient", "Varlink", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON", "CLIOptions"]
+            name: "CLICoreTests",
+            dependencies: ["CLICore", "VaultAPI", "VaultClient", "Varlink", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON", "CLIOptions"]
         ),
         .testTarget(name: "VaultAPITests", dependencies: ["VaultAPI", "VaultCrypto", "BoundedJSON"]),
         .testTarget(name: "VaultSessionTests", dependencies: ["VaultSession", "VaultCore", "VaultCrypto", "VaultTesting", "BoundedJSON", .product(name: "Logging", package: "swift-log")]),

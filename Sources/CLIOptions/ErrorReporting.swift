@@ -1,7 +1,7 @@
 import ArgumentParser
 import VaultCore
 
-@_exported import VaultWireClient
+@_exported import CLICore
 
 /// The documented exit codes (``ExitStatus``, shared with the lean `sortedvault` front) for vault errors.
 extension ExitStatus {

@@ -5,7 +5,7 @@ import VaultAPI
 import VaultCore
 import VaultCrypto
 import VaultSession
-import VaultWireClient
+import CLICore
 
 /// The login API of the daemon (`org.sortedvault.session`) for Swift apps: save the token response
 /// once at sign-in, then ask ``autoLogin(_:)`` at every start.

@@ -8,7 +8,7 @@ import Glibc
 import VaultAPI
 import VaultCore
 import VaultCrypto
-import VaultWireClient
+import CLICore
 
 /// A `TokenStore` that talks to the sortedvault daemon over its Unix socket: the client library for
 /// Swift apps. It passes the same conformance suite as the in-process stores.

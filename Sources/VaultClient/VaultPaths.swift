@@ -1,4 +1,4 @@
-import VaultWireClient
+import CLICore
 
 /// Where sortedvault keeps its files: the CLI core's paths, which the daemon uses too, so both
 /// sides work them out the same way (``CLIPaths``, ``CLILocation``).

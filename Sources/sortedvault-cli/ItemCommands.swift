@@ -4,7 +4,7 @@ import CLIOptions
 import VaultClient
 import VaultCore
 import VaultCrypto
-import VaultWireClient
+import CLICore
 
 struct Store: ReportingCommand {
     static let configuration = CommandConfiguration(

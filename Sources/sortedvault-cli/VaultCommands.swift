@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import CLIOptions
 import VaultClient
-import VaultWireClient
+import CLICore
 import VaultCore
 import VaultCrypto
 

@@ -5,7 +5,7 @@ import Vault
 import VaultCore
 import VaultCrypto
 import VaultDaemon
-import VaultWireClient
+import CLICore
 import VaultClient
 import VaultSQLite
 import VaultSecretService

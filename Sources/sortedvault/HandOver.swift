@@ -1,4 +1,4 @@
-import VaultWireClient
+import CLICore
 
 /// Replaces this process with `sortedvault-cli` (the full ArgumentParser command tree, installed
 /// next to this binary) with the same arguments, environment and descriptors, so every command the

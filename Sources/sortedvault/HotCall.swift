@@ -1,6 +1,6 @@
 import VaultAPI
 import VaultCrypto
-import VaultWireClient
+import CLICore
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,4 @@
-import VaultWireClient
+import CLICore
 
 /// The commands the lean front answers itself, recognised by hand: `retrieve`, `store`, `delete`,
 /// `session autologin` and `status` (without `--json`), with the options the full command tree gives them. Anything else, or

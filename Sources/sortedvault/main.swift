@@ -1,4 +1,5 @@
-import VaultWireClient
+import VaultAPI
+import CLICore
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 import Testing
-import VaultWireClient
+import CLICore
 
 /// The lines of `sortedvault status` that only appear when something needs the owner's attention.
 @Suite struct StatusReportTests {

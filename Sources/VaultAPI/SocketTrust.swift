@@ -53,7 +53,7 @@ public enum SocketTrust {
     }
 
     /// The directory part of `path` ("." for a bare name), without Foundation.
-    static func directory(of path: String) -> String {
+    public static func directory(of path: String) -> String {
         var bytes = Array(path.utf8)
         while bytes.count > 1, bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
         guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return "." }

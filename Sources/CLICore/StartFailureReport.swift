@@ -1,3 +1,4 @@
+import VaultAPI
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -44,3 +44,17 @@ public struct WireFailure: Error, Equatable {
         WireFailure(.failure, "the daemon sent a malformed \(what) reply")
     }
 }
+
+extension WireConnection {
+    /// The connection to the daemon at `path`, or nil when none answers there; throws (exit 3) when
+    /// something answers that is not this user's daemon.
+    public static func toDaemon(at path: String) throws(WireFailure) -> WireConnection? {
+        do {
+            return try WireConnection(path: path)
+        } catch .untrusted(let reason) {
+            throw WireFailure(.permissionDenied, SocketTrust.refusal(path: path, reason: reason))
+        } catch {
+            return nil
+        }
+    }
+}

@@ -2,7 +2,7 @@ import BoundedJSON
 import Testing
 import VaultAPI
 import VaultCrypto
-@testable import VaultWireClient
+@testable import CLICore
 
 /// The lean CLI decodes replies with VaultAPI's typed messages; these tests hold what it makes of a
 /// reply, an error reply and a reply of the wrong shape to what the full client reports.

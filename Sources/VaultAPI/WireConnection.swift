@@ -1,4 +1,3 @@
-import VaultAPI
 
 #if canImport(Glibc)
 import Glibc
@@ -63,18 +62,6 @@ public final class WireConnection: @unchecked Sendable {
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    }
-
-    /// The connection to the daemon at `path`, or nil when none answers there; throws (exit 3) when
-    /// something answers that is not this user's daemon.
-    public static func toDaemon(at path: String) throws(WireFailure) -> WireConnection? {
-        do {
-            return try WireConnection(path: path)
-        } catch .untrusted(let reason) {
-            throw WireFailure(.permissionDenied, SocketTrust.refusal(path: path, reason: reason))
-        } catch {
-            return nil
-        }
     }
 
     deinit { close(descriptor) }

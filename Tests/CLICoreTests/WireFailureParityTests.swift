@@ -4,7 +4,7 @@ import Testing
 import Varlink
 import VaultCore
 import VaultClient
-@testable import VaultWireClient
+@testable import CLICore
 
 /// Both clients read error replies through `ErrorReply`, each in its own codes (the
 /// lean CLI in exit statuses, the full client in `VaultError.Code`s); these tests hold the lean
