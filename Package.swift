@@ -45,8 +45,6 @@ let package = Package(
         .executable(name: "sortedvault", targets: ["sortedvault"]),
         .executable(name: "sortedvault-cli", targets: ["sortedvault-cli"]),
         .executable(name: "sortedvault-daemon", targets: ["sortedvault-daemon"]),
-        .executable(name: "docker-credential-sortedvault", targets: ["docker-credential-sortedvault"]),
-        .executable(name: "git-credential-sortedvault", targets: ["git-credential-sortedvault"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -155,7 +153,8 @@ let package = Package(
         // CLICore; everything else is handed (execv, argv unchanged) to `sortedvault-cli`.
         .executableTarget(name: "sortedvault", dependencies: ["CLICore", "VaultAPI", "VaultCrypto", "BoundedJSON", "CLinuxShims"]),
         // The full command tree (ArgumentParser), installed next to `sortedvault` as `sortedvault-cli`:
-        // talks to the daemon only, so it links neither libcurl nor libsecret.
+        // talks to the daemon only, so it links neither libcurl nor libsecret. Run through a link named
+        // `git-credential-sortedvault` or `docker-credential-sortedvault`, it is that credential helper.
         .executableTarget(
             name: "sortedvault-cli",
             dependencies: [
@@ -176,22 +175,8 @@ let package = Package(
             linkerSettings: packedRelocations
         ),
         // docker's and git's credential-helper protocols over the daemon: parsing and naming, no I/O of
-        // its own; each helper executable is a thin `main` over it.
+        // its own; sortedvault-cli runs each helper over it.
         .target(name: "CredentialHelpers", dependencies: ["VaultClient", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON"]),
-        .executableTarget(
-            name: "docker-credential-sortedvault",
-            dependencies: [
-                "CredentialHelpers", "CLIOptions", "CLICore", "VaultCore",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
-        ),
-        .executableTarget(
-            name: "git-credential-sortedvault",
-            dependencies: [
-                "CredentialHelpers", "CLIOptions", "CLICore", "VaultClient", "VaultCore", "VaultCrypto", "VaultSession",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
-        ),
         .executableTarget(name: "sortedvault-bench"),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),

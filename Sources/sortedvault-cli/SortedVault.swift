@@ -23,8 +23,20 @@ struct SortedVault: AsyncParsableCommand {
             Lock.self, Unlock.self, ChangePassphrase.self, Stop.self, Reload.self, SessionCommand.self, Exec.self, GitCommand.self, Log.self, DaemonForwarder.self,
         ])
 
-    /// ArgumentParser's own entry point, on the arguments with any global options moved after the verb.
+    /// The programs this executable is, by the name it was run as: git's and docker's credential
+    /// helpers are installed as links to it, so the package carries one copy of the client code.
+    static let helpers: [String: any AsyncParsableCommand.Type] = [
+        "git-credential-sortedvault": GitCredentialHelper.self,
+        "docker-credential-sortedvault": DockerCredentialHelper.self,
+    ]
+
+    /// ArgumentParser's own entry point, on the arguments with any global options moved after the verb;
+    /// run as a credential helper (`argv[0]`'s last component), that helper's.
     static func main() async {
+        if let name = CommandLine.arguments.first?.split(separator: "/").last, let helper = helpers[String(name)] {
+            await helper.main()
+            return
+        }
         do {
             var command = try parseAsRoot(CommandLineOrder.arguments)
             if var command = command as? AsyncParsableCommand {

@@ -16,8 +16,8 @@ extension DaemonSuite {
             let cli = try CLIHarness()
             try cli.initKeyFileVault()
             try cli.startDaemon()
-            _ = try CLIHarness.sibling("git-credential-sortedvault")
-            let helpers = (CLIHarness.executable as NSString).deletingLastPathComponent
+            // git finds the helper on PATH by its name, as installed.
+            let helpers = (try CLIHarness.sibling("git-credential-sortedvault") as NSString).deletingLastPathComponent
             let run = try cli.runProgram(
                 // umask 022: the scripts git's test library writes must be executable whatever umask this
                 // process has at the moment (a server in another test narrows it while it binds).

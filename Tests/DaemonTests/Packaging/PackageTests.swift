@@ -7,8 +7,9 @@ extension DaemonSuite {
     /// dependencies and lintian's verdict, then an install with dpkg into an empty root, the installed
     /// programs used for real, and a purge that leaves nothing behind.
     @Suite struct PackageTests {
-        static let programs = ["sortedvault", "sortedvault-cli", "sortedvault-daemon", "git-credential-sortedvault",
-                               "docker-credential-sortedvault"]
+        static let programs = ["sortedvault", "sortedvault-cli", "sortedvault-daemon"]
+        /// git's and docker's credential helpers: links to sortedvault-cli, which runs the helper its name says.
+        static let helpers = ["git-credential-sortedvault", "docker-credential-sortedvault"]
 
         /// The package, built once for both tests into its own temp directory.
         static let package: Result<String, HarnessError> = {
@@ -35,6 +36,7 @@ extension DaemonSuite {
             let (listed, contents, _) = try Self.tool(["/usr/bin/dpkg-deb", "-c", deb])
             #expect(listed == 0)
             for program in Self.programs { #expect(contents.contains("./usr/bin/\(program)\n"), "\(program)") }
+            for helper in Self.helpers { #expect(contents.contains("./usr/bin/\(helper) -> sortedvault-cli\n"), "\(helper)") }
             for path in ["./usr/lib/systemd/user/sortedvault.socket", "./usr/lib/systemd/user/sortedvault.service",
                          "./usr/share/man/man1/sortedvault.1.gz", "./usr/share/man/man1/sortedvault-store.1.gz",
                          "./usr/share/man/man1/sortedvault-session-save.1.gz", "./usr/share/man/man1/sortedvault-init.1.gz",
@@ -126,6 +128,12 @@ extension DaemonSuite {
             }
             let version = try Subprocess.run([prefix + "/bin/sortedvault", "--version"], environment: environment, input: Data())
             #expect(version.0 == 0)
+            for helper in PackageTests.helpers {
+                #expect(try FileManager.default.destinationOfSymbolicLink(atPath: prefix + "/bin/" + helper) == "sortedvault-cli")
+            }
+            // Run by its link's name, sortedvault-cli is the helper.
+            let docker = try Subprocess.run([prefix + "/bin/docker-credential-sortedvault", "version"], environment: environment, input: Data())
+            #expect(docker.0 == 0 && String(decoding: docker.1, as: UTF8.self) == "docker-credential-sortedvault (sortedvault) 0.1.0\n")
             for path in ["share/man/man1/sortedvault.1", "share/man/man1/sortedvault-store.1", "share/man/man1/sortedvault-daemon.1",
                          "share/man/man1/docker-credential-sortedvault.1", "share/bash-completion/completions/sortedvault",
                          "share/zsh/site-functions/_sortedvault", "share/fish/vendor_completions.d/sortedvault.fish"] {

@@ -5,8 +5,8 @@ import VaultCore
 
 /// `docker-credential-sortedvault`: docker's credential helper over the sortedvault daemon. Set
 /// `"credsStore": "sortedvault"` in ~/.docker/config.json and docker runs it as
-/// `docker-credential-sortedvault store|get|erase|list`, with its input on standard input.
-@main
+/// `docker-credential-sortedvault store|get|erase|list`, with its input on standard input. It is
+/// this executable under that name (a link to `sortedvault-cli`; see ``SortedVault/main()``).
 struct DockerCredentialHelper: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "docker-credential-sortedvault",

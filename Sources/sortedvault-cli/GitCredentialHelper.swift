@@ -6,8 +6,8 @@ import VaultCore
 
 /// `git-credential-sortedvault`: git's credential helper over the sortedvault daemon. With
 /// `git config --global credential.helper sortedvault`, git runs it as
-/// `git-credential-sortedvault get|store|erase` with `key=value` lines on standard input.
-@main
+/// `git-credential-sortedvault get|store|erase` with `key=value` lines on standard input. It is
+/// this executable under that name (a link to `sortedvault-cli`; see ``SortedVault/main()``).
 struct GitCredentialHelper: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "git-credential-sortedvault",
