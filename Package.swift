@@ -64,7 +64,7 @@ let package = Package(
         ),
         .target(name: "VaultCrypto", dependencies: ["CSodium"]),
         .target(name: "VaultCore", dependencies: ["VaultCrypto"]),
-        .target(name: "Vault", dependencies: ["VaultCore", "VaultCrypto", "BoundedJSON"]),
+        .target(name: "Vault", dependencies: ["VaultCore", "VaultCrypto", "BoundedJSON", .product(name: "NIOPosix", package: "swift-nio")]),
         .target(
             name: "VaultSQLite",
             dependencies: ["Vault", "VaultCore", .product(name: "GRDB", package: "GRDB.swift"),
@@ -98,7 +98,7 @@ let package = Package(
         // (CSecretLoader) at the first keyring call: the daemon maps neither it nor GLib unless the
         // keyring is used.
         .target(name: "CSecretLoader"),
-        .target(name: "VaultSecretService", dependencies: ["VaultCore", "VaultCrypto", "CSecretLoader"]),
+        .target(name: "VaultSecretService", dependencies: ["VaultCore", "VaultCrypto", "CSecretLoader", .product(name: "NIOPosix", package: "swift-nio")]),
         .target(
             name: "Varlink",
             dependencies: [
@@ -129,6 +129,7 @@ let package = Package(
                 "VaultSession", "VaultOAuthHTTP", "VaultOIDC",
                 "VaultSecretService",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
@@ -167,6 +168,7 @@ let package = Package(
                 "SortedVaultCLI", "VaultDaemon", "VaultProtocol", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto",
                 "VaultSecretService", "VaultWireClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             linkerSettings: packedRelocations
@@ -215,6 +217,7 @@ let package = Package(
                 "VaultSession", "VaultOAuthHTTP", "Vault", "VaultSQLite", "VaultPolicy", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // Process and fixture helpers shared by the test targets that run real processes.
@@ -224,13 +227,13 @@ let package = Package(
         .systemLibrary(name: "CSecret", path: "Tests/CSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
         .testTarget(
             name: "SecretServiceTests",
-            dependencies: ["VaultSecretService", "VaultClient", "VaultCore", "VaultCrypto", "VaultTesting", "CSecret", "TestSupport"]
+            dependencies: ["VaultSecretService", "VaultClient", "VaultCore", "VaultCrypto", "VaultTesting", "CSecret", "TestSupport", .product(name: "NIOPosix", package: "swift-nio")]
         ),
         .testTarget(
             name: "VaultTests",
             dependencies: [
                 "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "VaultTesting",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             resources: [.copy("Fixtures")]
         ),
