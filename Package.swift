@@ -134,7 +134,7 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
-        .target(name: "VaultClient", dependencies: ["Varlink", "VaultAPI", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession", "VaultWireClient"]),
+        .target(name: "VaultClient", dependencies: ["Varlink", "VaultAPI", "VaultProtocol", "VaultCore", "VaultCrypto", "VaultSession", "VaultWireClient", .product(name: "NIOPosix", package: "swift-nio")]),
         // What the ArgumentParser programs (`sortedvault-cli`, `sortedvault-daemon`, the credential
         // helpers) share over the CLI core: their options, error reporting and the exec token file.
         .target(
