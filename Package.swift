@@ -62,7 +62,7 @@ let package = Package(
         ),
         .target(name: "VaultCrypto", dependencies: ["CSodium"]),
         .target(name: "VaultCore", dependencies: ["VaultCrypto"]),
-        .target(name: "Vault", dependencies: ["VaultCore", "VaultCrypto", "BoundedJSON"]),
+        .target(name: "Vault", dependencies: ["VaultCore", "VaultCrypto", "BoundedJSON", .product(name: "NIOPosix", package: "swift-nio")]),
         .target(
             name: "VaultSQLite",
             dependencies: ["Vault", "VaultCore", .product(name: "GRDB", package: "GRDB.swift"),
@@ -97,7 +97,7 @@ let package = Package(
         // (CSecretLoader) at the first keyring call: the daemon maps neither it nor GLib unless the
         // keyring is used.
         .target(name: "CSecretLoader"),
-        .target(name: "VaultSecretService", dependencies: ["VaultCore", "VaultCrypto", "CSecretLoader"]),
+        .target(name: "VaultSecretService", dependencies: ["VaultCore", "VaultCrypto", "CSecretLoader", .product(name: "NIOPosix", package: "swift-nio")]),
         .target(
             name: "Varlink",
             dependencies: [
@@ -127,6 +127,7 @@ let package = Package(
                 "VaultSession", "VaultOAuthHTTP", "VaultOIDC",
                 "VaultSecretService",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
@@ -135,7 +136,7 @@ let package = Package(
         // use (`VaultClient`, `SessionClient`, the async face of VaultAPI's blocking `WireConnection`), the
         // one conversion between VaultAPI's wire types and VaultCore's and VaultSession's, the wire
         // errors made from `VaultError`, and the interface files as served. The daemon builds on it.
-        .target(name: "VaultClient", dependencies: ["Varlink", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "CLICore"]),
+        .target(name: "VaultClient", dependencies: ["Varlink", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "CLICore", .product(name: "NIOPosix", package: "swift-nio")]),
         // What the ArgumentParser programs (`sortedvault-cli`, `sortedvault-daemon`, the credential
         // helpers) share over the CLI core: their options, error reporting and the exec token file.
         .target(
@@ -170,6 +171,7 @@ let package = Package(
                 "CLIOptions", "VaultDaemon", "VaultClient", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto",
                 "VaultSecretService", "CLICore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             linkerSettings: packedRelocations
@@ -204,6 +206,7 @@ let package = Package(
                 "VaultSession", "VaultOAuthHTTP", "Vault", "VaultSQLite", "VaultPolicy", "TestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // Process and fixture helpers shared by the test targets that run real processes.
@@ -213,13 +216,13 @@ let package = Package(
         .systemLibrary(name: "CSecret", path: "Tests/CSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
         .testTarget(
             name: "SecretServiceTests",
-            dependencies: ["VaultSecretService", "VaultClient", "VaultCore", "VaultCrypto", "VaultTesting", "CSecret", "TestSupport"]
+            dependencies: ["VaultSecretService", "VaultClient", "VaultCore", "VaultCrypto", "VaultTesting", "CSecret", "TestSupport", .product(name: "NIOPosix", package: "swift-nio")]
         ),
         .testTarget(
             name: "VaultTests",
             dependencies: [
                 "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "VaultTesting",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             resources: [.copy("Fixtures")]
         ),

@@ -46,6 +46,7 @@ let package = Package(
                 .product(name: "VaultSQLite", package: "sortedvault"),
                 .product(name: "VaultCore", package: "sortedvault"),
                 .product(name: "VaultCrypto", package: "sortedvault"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Benchmarks/RetrievePathBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

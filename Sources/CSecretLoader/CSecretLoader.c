@@ -78,7 +78,7 @@
     V(secret_value_unref, (gpointer value), (value))
 
 // A call before sortedvault_secret_load succeeded is a bug in the caller (VaultSecretService calls
-// only on SecretServiceQueue, which loads first): stop with its name rather than jump to address 0.
+// only through SecretServiceCalls, which loads first): stop with its name rather than jump to address 0.
 static void notLoaded(const char *name) {
     fprintf(stderr, "sortedvault: %s called before libsecret was loaded\n", name);
     abort();

@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import Synchronization
 import VaultCore
 import VaultCrypto
@@ -7,7 +8,7 @@ import VaultCrypto
 ///
 /// ```swift
 /// let storage = try SQLiteSealedStorage(path: path)
-/// let vault = try await EncryptedVault.create(storage: storage, keySource: .passphrase(pass))
+/// let vault = try await EncryptedVault.create(storage: storage, threadPool: pool, keySource: .passphrase(pass))
 /// try await vault.store(secret, service: "com.sorted.api", account: "ada")
 /// await vault.lock()   // zeroes the keys; item operations now throw `.locked`
 /// ```
@@ -16,10 +17,13 @@ import VaultCrypto
 /// copied ciphertext fails to open; a vault-wide authenticated state (``SealedVaultState``), written
 /// with every change and checked on unlock and every read, plus a ``GenerationRecord`` kept outside
 /// the file, refuse rows or whole files put back from an older copy (docs/rollback.md).
-/// Passphrase derivation runs off the actor and off the cooperative thread pool, so a slow unlock
-/// does not hold up other callers.
+/// Passphrase derivation runs off the actor and off the cooperative thread pool, on `threadPool`
+/// (the process's one pool for blocking work, which its owner starts and shuts down), so a slow
+/// unlock does not hold up other callers; see ``KeyDerivation``.
 public actor EncryptedVault: TokenStore, LockableStore, TokenStoreReadingNow {
     let storage: any SealedStorage
+    /// Where key derivation runs (``KeyDerivation``).
+    let threadPool: NIOThreadPool
     let clock: any VaultClock
     let generationRecord: (any GenerationRecord)?
     /// What the reads use without the actor (``ReadView``): the keys, the verified state and the
@@ -47,30 +51,34 @@ public actor EncryptedVault: TokenStore, LockableStore, TokenStoreReadingNow {
 
     /// Opens an existing vault, locked. Throws `.notInitialized` when there is none, and
     /// `.integrityFailure` when `generationRecord` shows the file is an older copy of the vault.
-    public init(storage: any SealedStorage, clock: any VaultClock = SystemClock(), generationRecord: (any GenerationRecord)? = nil) async throws {
+    public init(storage: any SealedStorage, threadPool: NIOThreadPool, clock: any VaultClock = SystemClock(),
+                generationRecord: (any GenerationRecord)? = nil) async throws {
         guard let bytes = try storage.readHeader() else {
             throw VaultError(.notInitialized, "no vault has been created here yet: run `sortedvault init`")
         }
         _ = try VaultHeader.decode(bytes)
         self.storage = storage
+        self.threadPool = threadPool
         self.clock = clock
         self.generationRecord = generationRecord
         try Self.checkAgainstRecord(try storage.readState(), generationRecord)
     }
 
-    /// Opens a vault for `sortedvault recover --accept-rollback`: like ``init(storage:clock:generationRecord:)``
+    /// Opens a vault for `sortedvault recover --accept-rollback`: like ``init(storage:threadPool:clock:generationRecord:)``
     /// without refusing an older copy at open. Follow with `unlock(_:acceptingRollback: true)`.
-    public static func openForRecovery(storage: any SealedStorage, clock: any VaultClock = SystemClock(),
+    public static func openForRecovery(storage: any SealedStorage, threadPool: NIOThreadPool, clock: any VaultClock = SystemClock(),
                                        generationRecord: (any GenerationRecord)?) async throws -> EncryptedVault {
         guard let bytes = try storage.readHeader() else {
             throw VaultError(.notInitialized, "no vault has been created here yet: run `sortedvault init`")
         }
         _ = try VaultHeader.decode(bytes)
-        return EncryptedVault(storage: storage, clock: clock, generationRecord: generationRecord, keys: nil)
+        return EncryptedVault(storage: storage, threadPool: threadPool, clock: clock, generationRecord: generationRecord, keys: nil)
     }
 
-    private init(storage: any SealedStorage, clock: any VaultClock, generationRecord: (any GenerationRecord)?, keys: ItemKeys?) {
+    private init(storage: any SealedStorage, threadPool: NIOThreadPool, clock: any VaultClock,
+                 generationRecord: (any GenerationRecord)?, keys: ItemKeys?) {
         self.storage = storage
+        self.threadPool = threadPool
         self.clock = clock
         self.generationRecord = generationRecord
         self.keys = keys
@@ -84,14 +92,16 @@ public actor EncryptedVault: TokenStore, LockableStore, TokenStoreReadingNow {
     }
 
     /// Creates a new vault in empty `storage`, protected by `keySource`, and returns it unlocked.
-    public static func create(storage: any SealedStorage, keySource: NewKeySource, clock: any VaultClock = SystemClock(),
+    public static func create(storage: any SealedStorage, threadPool: NIOThreadPool, keySource: NewKeySource,
+                              clock: any VaultClock = SystemClock(),
                               generationRecord: (any GenerationRecord)? = nil) async throws -> EncryptedVault {
-        try await create(storage: storage, keySources: [keySource], clock: clock, generationRecord: generationRecord)
+        try await create(storage: storage, threadPool: threadPool, keySources: [keySource], clock: clock, generationRecord: generationRecord)
     }
 
     /// Creates a new vault whose master key any one of `keySources` unlocks — for example the desktop
     /// keyring, and a recovery passphrase for when the keyring is unavailable.
-    public static func create(storage: any SealedStorage, keySources: [NewKeySource], clock: any VaultClock = SystemClock(),
+    public static func create(storage: any SealedStorage, threadPool: NIOThreadPool, keySources: [NewKeySource],
+                              clock: any VaultClock = SystemClock(),
                               generationRecord: (any GenerationRecord)? = nil) async throws -> EncryptedVault {
         guard !keySources.isEmpty, keySources.count <= 16 else {
             throw VaultError.invalidArgument("a vault needs between 1 and 16 key sources")
@@ -100,10 +110,11 @@ public actor EncryptedVault: TokenStore, LockableStore, TokenStoreReadingNow {
             throw VaultError(.alreadyInitialized, "a vault already exists here; open it instead, or remove it first")
         }
         let master = SecureBytes(randomCount: MasterKey.count)
-        let slots = try await KeyDerivationQueue.run { try keySources.map { try KeySlots.make(for: $0, wrapping: master) } }
+        let slots = try await KeyDerivation.run(on: threadPool) { try keySources.map { try KeySlots.make(for: $0, wrapping: master) } }
         let header = VaultHeader(format: VaultHeader.currentFormat, slots: slots)
         try await storage.writeHeader(try header.encoded(), expected: nil)
-        let vault = EncryptedVault(storage: storage, clock: clock, generationRecord: generationRecord, keys: ItemKeys(master: master))
+        let vault = EncryptedVault(storage: storage, threadPool: threadPool, clock: clock, generationRecord: generationRecord,
+                                   keys: ItemKeys(master: master))
         try await vault.sealState(of: StateMap(), keys: ItemKeys(master: master), after: nil, vaultID: nil)
         return vault
     }
@@ -118,7 +129,7 @@ public actor EncryptedVault: TokenStore, LockableStore, TokenStoreReadingNow {
     /// restoring an older copy on purpose: whatever was rolled back stays rolled back.
     public func unlock(_ credential: UnlockCredential, acceptingRollback: Bool = false) async throws {
         let header = try currentHeader()
-        let master = try await KeyDerivationQueue.run { try KeySlots.open(header.decoded, with: credential) }
+        let master = try await KeyDerivation.run(on: threadPool) { try KeySlots.open(header.decoded, with: credential) }
         let unlocked = ItemKeys(master: master)
         if acceptingRollback {
             try await acceptCurrentRows(keys: unlocked)
@@ -139,7 +150,7 @@ public actor EncryptedVault: TokenStore, LockableStore, TokenStoreReadingNow {
         guard let index = header.decoded.slots.firstIndex(where: { $0.kind == .passphrase }) else {
             throw VaultError.invalidArgument("this vault has no passphrase to change: it opens with its key file or the desktop keyring; nothing was changed")
         }
-        let newSlot = try await KeyDerivationQueue.run { () throws -> KeySlot in
+        let newSlot = try await KeyDerivation.run(on: threadPool) { () throws -> KeySlot in
             let master = try KeySlots.open(header.decoded, with: .passphrase(old))
             return try KeySlots.make(for: .passphrase(new, cost: cost), wrapping: master)
         }

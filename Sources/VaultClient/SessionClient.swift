@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Varlink
 import VaultAPI
@@ -126,7 +125,7 @@ public final class SessionClient: Sendable {
         }
     }
 
-    private func call<M: VarlinkMethod>(_ method: M.Type, _ request: M.Request) async throws -> M.Reply {
+    private func call<M: VarlinkMethod & SendableMetatype>(_ method: M.Type, _ request: M.Request) async throws -> M.Reply {
         try await client.call(M.self, request, decodeError: SessionWireError.decode)
     }
 }

@@ -1,5 +1,5 @@
-import Dispatch
 import Foundation
+import NIOPosix
 import Synchronization
 import Varlink
 #if canImport(Glibc)
@@ -21,17 +21,26 @@ import CLICore
 /// The connection is opened on first use and reopened after the daemon restarts. Errors come back as
 /// the same `VaultError` codes an in-process store throws; a missing daemon is `.unavailable`.
 /// The calls are the lean CLI's blocking ones (`WireConnection`: one framing, one reply parser),
-/// run on the client's own serial queue, never on Swift's cooperative threads, so a slow daemon
-/// cannot starve the caller's other tasks (or an in-process daemon).
+/// run on `threadPool` (by default NIO's shared `NIOThreadPool.singleton`), never on Swift's
+/// cooperative threads, so a slow daemon cannot starve the caller's other tasks (or an in-process
+/// daemon).
+///
+/// One call at a time, in the order they were made, by turns of a ``KeyedLock``: they share one
+/// connection, and a call waiting for it must wait as a suspended task, not as a pool thread blocked
+/// on the connection's lock (a slow daemon would otherwise hold as many of the pool's threads as there
+/// are callers). A caller cancelled while waiting for its turn leaves without sending its call.
 public final class VaultClient: TokenStore, LockableStore {
     let socketPath: String
     private let timeout: Duration
     private let connection = Locked<WireConnection?>(nil)
-    private let io = DispatchQueue(label: "sortedvault.client")
+    private let threadPool: NIOThreadPool
+    private let turns = KeyedLock<Turn>()
+    private enum Turn: Hashable { case call }
 
-    public init(socketPath: String, timeout: Duration = .seconds(30)) {
+    public init(socketPath: String, timeout: Duration = .seconds(30), threadPool: NIOThreadPool = .singleton) {
         self.socketPath = socketPath
         self.timeout = timeout
+        self.threadPool = threadPool
     }
 
     // MARK: TokenStore
@@ -114,14 +123,12 @@ public final class VaultClient: TokenStore, LockableStore {
                            policyError: reply.policyError, accessLogFailedWrites: reply.accessLogFailedWrites.map { Int($0) })
     }
 
-    /// Sends one typed call of any of the daemon's interfaces on the I/O queue; `decodeError` maps
+    /// Sends one typed call of any of the daemon's interfaces on the pool, in turn; `decodeError` maps
     /// its error replies (by default those of `org.sortedvault.vault`).
-    func call<M: VarlinkMethod>(_ method: M.Type, _ request: M.Request,
+    func call<M: VarlinkMethod & SendableMetatype>(_ method: M.Type, _ request: M.Request,
                                 decodeError: @escaping @Sendable (String, [String: JSONValue]) -> VaultError = VaultWireError.decode) async throws -> M.Reply {
-        try await withCheckedThrowingContinuation { continuation in
-            io.async {
-                continuation.resume(with: Result { try self.blockingCall(M.self, request, decodeError: decodeError) })
-            }
+        try await turns.withLock(.call) {
+            try await threadPool.runIfActive { try self.blockingCall(M.self, request, decodeError: decodeError) }
         }
     }
 

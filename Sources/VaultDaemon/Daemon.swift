@@ -59,21 +59,24 @@ public enum Daemon {
     public static func run(_ configuration: DaemonConfiguration, logger: Logger) async throws {
         try ProcessHardening.apply()
         ProcessHardening.scrubEnvironment()
-        let daemon = try await DaemonParts.open(configuration, logger: logger)
-        var services = daemon.services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }
-        if let watch = daemon.socketWatch {
-            services.insert(ServiceGroupConfiguration.ServiceConfiguration(
-                service: watch, successTerminationBehavior: .gracefullyShutdownGroup), at: services.count - 1)
-        }
-        var group = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        // A service that does not stop within this is cancelled (every wait in the daemon honours cancellation).
-        group.maximumGracefulShutdownDuration = .seconds(10)
-        do {
-            try await ServiceGroup(configuration: group).run()
-        } catch {
+        // The parts' blocking work runs on this one pool, shut down after `close()`.
+        try await BlockingWork.withThreadPool { threadPool in
+            let daemon = try await DaemonParts.open(configuration, threadPool: threadPool, logger: logger)
+            var services = daemon.services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }
+            if let watch = daemon.socketWatch {
+                services.insert(ServiceGroupConfiguration.ServiceConfiguration(
+                    service: watch, successTerminationBehavior: .gracefullyShutdownGroup), at: services.count - 1)
+            }
+            var group = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+            // A service that does not stop within this is cancelled (every wait in the daemon honours cancellation).
+            group.maximumGracefulShutdownDuration = .seconds(10)
+            do {
+                try await ServiceGroup(configuration: group).run()
+            } catch {
+                await daemon.close()
+                throw error
+            }
             await daemon.close()
-            throw error
         }
-        await daemon.close()
     }
 }

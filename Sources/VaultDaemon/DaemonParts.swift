@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOPosix
 import ServiceLifecycle
 import Varlink
 import Vault
@@ -8,6 +9,7 @@ import VaultOAuthHTTP
 import VaultOIDC
 import VaultPolicy
 import VaultClient
+import VaultSecretService
 import VaultSQLite
 import VaultSession
 
@@ -16,7 +18,7 @@ import Glibc
 #endif
 
 /// Everything a daemon holds between start-up and shutdown: the open vault and database, the
-/// socket directory's lock, the socket once bound, and the services that run on them. ``open(_:logger:)``
+/// socket directory's lock, the socket once bound, and the services that run on them. ``open(_:threadPool:logger:)``
 /// does every check that can fail before anything is served; ``close()`` undoes it after the
 /// services have stopped.
 struct DaemonParts: Sendable {
@@ -37,7 +39,9 @@ struct DaemonParts: Sendable {
 
     /// Loads the policy, opens and (with a key file) unlocks the vault and locks the socket
     /// directory; builds the services (the socket server binds when it runs). Fails closed with an error that names the file.
-    static func open(_ configuration: DaemonConfiguration, logger: Logger) async throws -> DaemonParts {
+    /// `threadPool`, started, is where the parts run their blocking work (Argon2id, libsecret, the
+    /// generation record); the caller shuts it down after ``close()``.
+    static func open(_ configuration: DaemonConfiguration, threadPool: NIOThreadPool, logger: Logger) async throws -> DaemonParts {
         let paths = configuration.paths
         let uid = geteuid()
         umask(0o077)  // everything the daemon creates is private to its user
@@ -70,11 +74,12 @@ struct DaemonParts: Sendable {
         let storage: SQLiteSealedStorage
         let vault: EncryptedVault
         // Written after each acknowledged change, off the caller's thread (the event loop): a store
-        // waits for its commit, not for the record's fsyncs. Flushed in close().
-        let generationRecord = BackgroundGenerationRecord(GenerationFile(path: paths.generationRecord))
+        // waits for its commit, not for the record's fsyncs. Flushed in close(), before the pool stops.
+        let generationRecord = BackgroundGenerationRecord(GenerationFile(path: paths.generationRecord), threadPool: threadPool)
         do {
             storage = try SQLiteSealedStorage(path: paths.database)
-            vault = try await EncryptedVault(storage: storage, clock: configuration.clock, generationRecord: generationRecord)
+            vault = try await EncryptedVault(storage: storage, threadPool: threadPool, clock: configuration.clock,
+                                           generationRecord: generationRecord)
             if try await vault.keySourceKinds().contains("keyfile") {
                 do {
                     try await vault.unlock(.keyFile(try KeyFile.load(from: paths.keyFile)))
@@ -87,7 +92,7 @@ struct DaemonParts: Sendable {
             socketDirectory.release()
             throw error
         }
-        KeyringBackends.checkItemKeyring(settings, logger: logger)
+        KeyringBackends.checkItemKeyring(settings, threadPool: threadPool, logger: logger)
 
         let logNames = LogNames(mode: settings.accessLogNames, vault: vault)
         let accessLog = AccessLog.standard(path: paths.accessLog, maxBytes: configuration.accessLogMaxBytes,
@@ -109,11 +114,13 @@ struct DaemonParts: Sendable {
         let workLoop = SessionWorkLoop(sessions: sessions, vault: vault, clock: configuration.clock,
                                        sleeper: configuration.sleeper, logger: logger,
                                        startupDone: { MemoryTrim.releaseCodePages() })
-        let keyring = await KeyringUnlock.ifConfigured(vault: vault, logger: logger, onUnlock: workLoop.vaultUnlocked)
+        let keyring = await KeyringUnlock.ifConfigured(vault: vault, threadPool: threadPool, logger: logger,
+                                                 onUnlock: workLoop.vaultUnlocked)
         let service = VaultService(
-            vault: vault, items: KeyringBackends.itemStore(for: settings, vault: vault, clock: configuration.clock),
+            vault: vault, items: KeyringBackends.itemStore(for: settings, vault: vault, clock: configuration.clock, threadPool: threadPool),
             access: access, throttle: UnlockThrottle(clock: configuration.clock),
-            activity: activity, settings: settings, keyFilePath: paths.keyFile, clock: configuration.clock,
+            activity: activity, settings: settings, keyFilePath: paths.keyFile,
+            keyring: SecretServiceKeySource(threadPool: threadPool), clock: configuration.clock,
             sleeper: configuration.sleeper, logger: logger, onUnlock: workLoop.vaultUnlocked)
         let sessionService = SessionService(sessions: sessions, access: access, activity: activity,
                                             clock: configuration.clock, logger: logger)
@@ -167,7 +174,7 @@ struct DaemonParts: Sendable {
         accessLog?.flushSummaries()
         await accessLog?.close()
         await vault.lock()
-        generationRecord.flush()
+        await generationRecord.flush()
         do {
             try storage.close()
         } catch {

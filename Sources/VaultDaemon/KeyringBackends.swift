@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOPosix
 import Vault
 import VaultCore
 import VaultCrypto
@@ -11,18 +12,19 @@ import VaultSecretService
 enum KeyringBackends {
     /// The store item calls go to. With `backend = "secret-service"` items live in the keyring, but
     /// the daemon's own lock still gates them: `sortedvault lock` stops them being served.
-    static func itemStore(for settings: DaemonSettings, vault: EncryptedVault, clock: any VaultClock) -> any TokenStore {
+    static func itemStore(for settings: DaemonSettings, vault: EncryptedVault, clock: any VaultClock,
+                          threadPool: NIOThreadPool) -> any TokenStore {
         switch settings.backend {
         case .embedded: return vault
-        case .secretService: return VaultGatedStore(vault: vault, items: SecretServiceTokenStore(clock: clock))
+        case .secretService: return VaultGatedStore(vault: vault, items: SecretServiceTokenStore(threadPool: threadPool, clock: clock))
         }
     }
 
     /// Logs up front when the item backend's keyring cannot be used; item calls fail clearly anyway.
-    static func checkItemKeyring(_ settings: DaemonSettings, logger: Logger) {
+    static func checkItemKeyring(_ settings: DaemonSettings, threadPool: NIOThreadPool, logger: Logger) {
         guard settings.backend == .secretService else { return }
         Task {
-            switch await SecretServiceKeyring().availability() {
+            switch await SecretServiceKeyring(threadPool: threadPool).availability() {
             case .available:
                 logger.info("items are kept in the desktop keyring (Secret Service)")
             case .locked(let error), .unavailable(let error):

@@ -1,4 +1,5 @@
 import Logging
+import NIOPosix
 import ServiceLifecycle
 import Vault
 import VaultCore
@@ -15,6 +16,7 @@ import VaultSecretService
 /// libsecret call cannot be cancelled; its late answer is dropped).
 final class KeyringUnlock: Service, Sendable {
     private let vault: EncryptedVault
+    private let keys: SecretServiceKeySource
     private let keyID: String
     private let logger: Logger
     private let onUnlock: @Sendable () -> Void
@@ -23,13 +25,18 @@ final class KeyringUnlock: Service, Sendable {
     private let settledContinuation: AsyncStream<Void>.Continuation
 
     /// The service for `vault`, or nil when its key is not kept in the keyring.
-    static func ifConfigured(vault: EncryptedVault, logger: Logger, onUnlock: @escaping @Sendable () -> Void) async -> KeyringUnlock? {
+    /// The keyring calls run on `threadPool`.
+    static func ifConfigured(vault: EncryptedVault, threadPool: NIOThreadPool, logger: Logger,
+                             onUnlock: @escaping @Sendable () -> Void) async -> KeyringUnlock? {
         guard let keyID = try? await vault.secretServiceKeyID() else { return nil }
-        return KeyringUnlock(vault: vault, keyID: keyID, logger: logger, onUnlock: onUnlock)
+        return KeyringUnlock(vault: vault, keys: SecretServiceKeySource(threadPool: threadPool), keyID: keyID,
+                             logger: logger, onUnlock: onUnlock)
     }
 
-    private init(vault: EncryptedVault, keyID: String, logger: Logger, onUnlock: @escaping @Sendable () -> Void) {
+    private init(vault: EncryptedVault, keys: SecretServiceKeySource, keyID: String, logger: Logger,
+                 onUnlock: @escaping @Sendable () -> Void) {
         self.vault = vault
+        self.keys = keys
         self.keyID = keyID
         self.logger = logger
         self.onUnlock = onUnlock
@@ -45,9 +52,10 @@ final class KeyringUnlock: Service, Sendable {
 
     private func attempt() async {
         let keyID = keyID
+        let keys = keys
         do {
             let key = try await cancelWhenGracefulShutdown {
-                try await abandoningOnCancel { try await SecretServiceKeySource().fetchKey(id: keyID) }
+                try await abandoningOnCancel { try await keys.fetchKey(id: keyID) }
             }
             try await vault.unlock(.secretService(key))
             logger.info("vault unlocked with its key from the desktop keyring (Secret Service)")

@@ -11,6 +11,8 @@ import VaultSecretService
 struct NonInteractiveUnlock: Sendable {
     let vault: EncryptedVault
     let keyFilePath: String
+    /// The keyring holding the vault's key, if a slot says so.
+    let keyring: SecretServiceKeySource
     /// How long the keyring may take to answer before the attempt gives up (it may be hung).
     var keyringWait: Duration = .seconds(5)
     /// The clock `keyringWait` runs on: the daemon's injected sleeper.
@@ -49,7 +51,8 @@ struct NonInteractiveUnlock: Sendable {
     /// call itself cannot be cancelled; its late answer is dropped).
     private func fetchFromKeyring(id: String) async throws -> SecureBytes {
         let wait = keyringWait
-        return try await firstOf({ try await SecretServiceKeySource().fetchKey(id: id) }, orAfter: wait, on: sleeper,
+        let keyring = keyring
+        return try await firstOf({ try await keyring.fetchKey(id: id) }, orAfter: wait, on: sleeper,
                                  timeout: { VaultError(.unavailable, "the desktop keyring did not answer within \(wait)") })
     }
 }

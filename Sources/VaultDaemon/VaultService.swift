@@ -7,6 +7,7 @@ import VaultCore
 import VaultCrypto
 import VaultPolicy
 import VaultClient
+import VaultSecretService
 import VaultSession
 
 /// The daemon's `org.sortedvault.vault` interface: one dispatch point that checks the caller against
@@ -33,7 +34,8 @@ final class VaultService: VarlinkInterface {
 
     /// - Parameter onUnlock: runs after every successful unlock (the session manager resumes its work).
     init(vault: EncryptedVault, items: (any TokenStore)? = nil, access: AccessControl, throttle: UnlockThrottle, activity: ActivityClock,
-         settings: DaemonSettings, keyFilePath: String, clock: any VaultClock, sleeper: any Clock<Duration> = ContinuousClock(),
+         settings: DaemonSettings, keyFilePath: String, keyring: SecretServiceKeySource, clock: any VaultClock,
+         sleeper: any Clock<Duration> = ContinuousClock(),
          logger: Logger, onUnlock: @escaping @Sendable () -> Void = {}) {
         self.vault = vault
         self.clock = clock
@@ -46,7 +48,7 @@ final class VaultService: VarlinkInterface {
         self.settings = settings
         self.logger = logger
         self.onUnlock = onUnlock
-        var unlock = NonInteractiveUnlock(vault: vault, keyFilePath: keyFilePath)
+        var unlock = NonInteractiveUnlock(vault: vault, keyFilePath: keyFilePath, keyring: keyring)
         unlock.sleeper = sleeper
         unlockWithoutPassphrase = unlock
     }

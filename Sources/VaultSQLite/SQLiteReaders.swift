@@ -4,14 +4,14 @@ import VaultCore
 import VaultCrypto
 
 /// Every read of ``SQLiteSealedStorage``: read-only connections of SQLite's C API, each with its
-/// statements prepared once, handed to one thread at a time. A read takes a free connection (or
-/// opens one, up to ``SQLiteSealedStorage/readerCount`` in all), runs its statements between one
-/// `BEGIN` and `COMMIT` (one snapshot), and gives the connection back.
+/// statements (``SQLiteReadStatement``) prepared once, handed to one thread at a time. A read takes a
+/// free connection (or opens one, up to ``SQLiteSealedStorage/readerCount`` in all), runs its
+/// statements between one `BEGIN` and `COMMIT` (one snapshot), and gives the connection back.
 ///
 /// ```swift
-/// let readers = SQLiteReaders(path: path)
+/// let readers = SQLiteReaders(path: path, count: 4)
 /// let count = try readers.read("count items") { reader in
-///     try reader.rows("SELECT count(*) FROM items") { row in row.int64(0) }.first ?? 0
+///     try reader.rows(.count) { row in row.int64(0) }.first ?? 0
 /// }
 /// ```
 ///
@@ -20,8 +20,8 @@ import VaultCrypto
 /// and `Data` values, which cost more than the read itself on a call answered on the event loop.
 final class SQLiteReaders: @unchecked Sendable {
     private let path: String
-    /// Free connections, and how many are open in all (free or lent).
-    private let free = Locked<(connections: [SQLiteReader], open: Int, closed: Bool)>(([], 0, false))
+    /// Free connections; `closed` once ``close()`` ran.
+    private let free = Locked<(connections: [SQLiteReader], closed: Bool)>(([], false))
     /// Counts the connections that may be lent at once: a reader beyond them waits for one.
     private let slots: DispatchSemaphore
 
@@ -41,13 +41,16 @@ final class SQLiteReaders: @unchecked Sendable {
         defer { give(reader) }
         do {
             try reader.begin()
-            let result: T
-            do { result = try body(reader) } catch {
+            do {
+                let result = try body(reader)
+                try reader.commit()
+                return result
+            } catch {
+                // A failed step or COMMIT leaves the transaction open; the next read on this connection
+                // would fail to BEGIN, or see this snapshot. ``give(_:)`` drops the connection if it is still open.
                 reader.rollBack()
                 throw error
             }
-            try reader.commit()
-            return result
         } catch let code as SQLiteCode {
             throw SQLiteSealedStorage.storageError(resultCode: code.value, doing: what)
         }
@@ -66,20 +69,17 @@ final class SQLiteReaders: @unchecked Sendable {
     private func take() throws -> SQLiteReader {
         let taken = try free.withLock { state -> SQLiteReader? in
             if state.closed { throw SQLiteCode(SQLITE_MISUSE) }
-            if let connection = state.connections.popLast() { return connection }
-            state.open += 1
-            return nil
+            return state.connections.popLast()
         }
-        if let taken { return taken }
-        do { return try SQLiteReader(path: path) } catch {
-            free.withLock { $0.open -= 1 }
-            throw error
-        }
+        return try taken ?? SQLiteReader(path: path)
     }
 
+    /// Lends `reader` again, unless the readers are closed or it is still inside a transaction (its
+    /// ROLLBACK failed too): then it is closed, and the next read opens a fresh one.
     private func give(_ reader: SQLiteReader) {
+        let idle = reader.isOutsideTransaction
         let keep = free.withLock { state -> Bool in
-            guard !state.closed else { return false }
+            guard !state.closed, idle else { return false }
             state.connections.append(reader)
             return true
         }
@@ -97,7 +97,8 @@ struct SQLiteCode: Error {
 /// between threads only through ``SQLiteReaders``' lock (hence unchecked).
 final class SQLiteReader: @unchecked Sendable {
     private var connection: OpaquePointer?
-    private var statements: [String: OpaquePointer] = [:]
+    /// One slot per ``SQLiteReadStatement``, prepared on first use.
+    private var statements = [OpaquePointer?](repeating: nil, count: SQLiteReadStatement.allCases.count)
 
     init(path: String) throws {
         var handle: OpaquePointer?
@@ -115,27 +116,35 @@ final class SQLiteReader: @unchecked Sendable {
     deinit { close() }
 
     func close() {
-        for statement in statements.values { sqlite3_finalize(statement) }
-        statements = [:]
+        for index in statements.indices {
+            sqlite3_finalize(statements[index])
+            statements[index] = nil
+        }
         sqlite3_close_v2(connection)
         connection = nil
     }
 
-    func begin() throws { try run("BEGIN DEFERRED") }
-    func commit() throws { try run("COMMIT") }
-    func rollBack() { try? run("ROLLBACK") }
+    func begin() throws { try run(.begin) }
+    func commit() throws { try run(.commit) }
+    func rollBack() { try? run(.rollBack) }
 
-    private func run(_ sql: String) throws {
-        let statement = try prepared(sql)
+    /// Whether the connection is open and in autocommit mode, that is, no transaction is left open.
+    var isOutsideTransaction: Bool {
+        guard let connection else { return false }
+        return sqlite3_get_autocommit(connection) != 0
+    }
+
+    private func run(_ query: SQLiteReadStatement) throws {
+        let statement = try prepared(query)
         defer { sqlite3_reset(statement) }
         let code = sqlite3_step(statement)
         guard code == SQLITE_DONE else { throw SQLiteCode(code) }
     }
 
-    /// The rows of `sql` with `blob` bound to its one parameter (if given), each turned into a value
+    /// The rows of `query` with `blob` bound to its one parameter (if given), each turned into a value
     /// by `row` while it is current.
-    func rows<T>(_ sql: String, binding blob: [UInt8]? = nil, _ row: (SQLiteRow) throws -> T) throws -> [T] {
-        let statement = try prepared(sql)
+    func rows<T>(_ query: SQLiteReadStatement, binding blob: [UInt8]? = nil, _ row: (SQLiteRow) throws -> T) throws -> [T] {
+        let statement = try prepared(query)
         defer {
             sqlite3_reset(statement)
             sqlite3_clear_bindings(statement)
@@ -156,13 +165,13 @@ final class SQLiteReader: @unchecked Sendable {
         }
     }
 
-    private func prepared(_ sql: String) throws -> OpaquePointer {
-        if let statement = statements[sql] { return statement }
+    private func prepared(_ query: SQLiteReadStatement) throws -> OpaquePointer {
+        if let statement = statements[query.rawValue] { return statement }
         guard let connection else { throw SQLiteCode(SQLITE_MISUSE) }
         var statement: OpaquePointer?
-        let code = sqlite3_prepare_v3(connection, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        let code = sqlite3_prepare_v3(connection, query.sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard code == SQLITE_OK, let statement else { throw SQLiteCode(code) }
-        statements[sql] = statement
+        statements[query.rawValue] = statement
         return statement
     }
 }

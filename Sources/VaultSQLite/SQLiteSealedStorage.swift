@@ -127,7 +127,7 @@ public final class SQLiteSealedStorage: SealedStorage {
 
     public func readHeader() throws -> [UInt8]? {
         try readers.read("read the vault header") { reader in
-            try reader.rows("SELECT body FROM vault_header WHERE id = 1") { $0.blob(0) }.first
+            try reader.rows(.header) { $0.blob(0) }.first
         }
     }
 
@@ -151,8 +151,7 @@ public final class SQLiteSealedStorage: SealedStorage {
 
     public func read(lookup: [UInt8]) throws -> (state: SealedVaultState?, record: SealedRecord?) {
         try readers.read("read an item") { reader in
-            let record = try reader.rows("SELECT lookup, revision, expires_at, metadata, secret FROM items WHERE lookup = ?",
-                                         binding: lookup) { Self.record(from: $0, withSecret: true) }
+            let record = try reader.rows(.item, binding: lookup) { Self.record(from: $0, withSecret: true) }
             return (try Self.state(reader), record.first)
         }
     }
@@ -163,7 +162,7 @@ public final class SQLiteSealedStorage: SealedStorage {
 
     public func stateEntries() throws -> [StateEntry] {
         try readers.read("read the vault state") { reader in
-            try reader.rows("SELECT lookup, revision, expires_at FROM vault_entries") { row in
+            try reader.rows(.entries) { row in
                 StateEntry(lookup: row.blob(0), revision: UInt64(bitPattern: row.int64(1)), expiresAt: row.double(2))
             }
         }
@@ -171,7 +170,7 @@ public final class SQLiteSealedStorage: SealedStorage {
 
     public func listings() throws -> (state: SealedVaultState?, records: [SealedRecord]) {
         try readers.read("list items") { reader in
-            let records = try reader.rows("SELECT lookup, revision, expires_at, metadata FROM items ORDER BY id") {
+            let records = try reader.rows(.listings) {
                 Self.record(from: $0, withSecret: false)
             }
             return (try Self.state(reader), records)
@@ -180,13 +179,13 @@ public final class SQLiteSealedStorage: SealedStorage {
 
     public func count() throws -> Int {
         try readers.read("count items") { reader in
-            Int(try reader.rows("SELECT count(*) FROM items") { $0.int64(0) }.first ?? 0)
+            Int(try reader.rows(.count) { $0.int64(0) }.first ?? 0)
         }
     }
 
     /// The state row, inside a read.
     private static func state(_ reader: SQLiteReader) throws -> SealedVaultState? {
-        try reader.rows("SELECT vault_id, generation, count, tag FROM vault_state WHERE id = 1") { row in
+        try reader.rows(.state) { row in
             SealedVaultState(vaultID: row.blob(0), generation: UInt64(bitPattern: row.int64(1)),
                              count: UInt64(bitPattern: row.int64(2)), tag: row.blob(3))
         }.first

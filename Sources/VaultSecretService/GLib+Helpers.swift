@@ -6,8 +6,8 @@ import VaultCrypto
 import Glibc
 #endif
 
-/// Small bridges between Swift values and the GLib types libsecret takes. Everything here runs on
-/// ``SecretServiceQueue``.
+/// Small bridges between Swift values and the GLib types libsecret takes. Everything here runs inside
+/// ``SecretServiceCalls``.
 enum GLibBridge {
     /// A new `GHashTable` of owned UTF-8 strings, as libsecret's attribute tables are.
     static func stringTable(_ entries: [String: String]) -> OpaquePointer {

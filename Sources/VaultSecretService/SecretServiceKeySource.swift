@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import VaultCore
 import VaultCrypto
 
@@ -7,7 +8,7 @@ import VaultCrypto
 /// the key's ID; tokens stay in sortedvault's own encrypted store.
 ///
 /// ```swift
-/// let keys = SecretServiceKeySource()
+/// let keys = SecretServiceKeySource(threadPool: pool)
 /// let id = SecretServiceKeySource.newKeyID()
 /// try await keys.storeKey(SecureBytes(randomCount: 32), id: id, label: "sortedvault vault key")
 /// let key = try await keys.fetchKey(id: id)   // .locked, .notFound or .unavailable otherwise
@@ -17,8 +18,12 @@ import VaultCrypto
 /// Never fall back to something weaker when it cannot be fetched: the vault has a recovery passphrase.
 public struct SecretServiceKeySource: Sendable {
     public static let keyBytes = 32
+    private let threadPool: NIOThreadPool
 
-    public init() {}
+    /// The keyring calls run on `threadPool`, one at a time (``SecretServiceCalls``).
+    public init(threadPool: NIOThreadPool) {
+        self.threadPool = threadPool
+    }
 
     /// A fresh random key ID: 16 bytes as lowercase hex.
     public static func newKeyID() -> String {
@@ -27,7 +32,7 @@ public struct SecretServiceKeySource: Sendable {
 
     /// Stores `key` in the default collection. Fails with `.locked` rather than prompting.
     public func storeKey(_ key: SecureBytes, id: String, label: String) async throws {
-        try await SecretServiceQueue.run {
+        try await SecretServiceCalls.run(on: threadPool) {
             let session = try Session.open()
             let collection = try session.defaultCollection()
             if try session.isLocked(collection) { throw SecretServiceErrors.locked(collection) }
@@ -38,7 +43,7 @@ public struct SecretServiceKeySource: Sendable {
 
     /// The key stored under `id`.
     public func fetchKey(id: String) async throws -> SecureBytes {
-        try await SecretServiceQueue.run {
+        try await SecretServiceCalls.run(on: threadPool) {
             let session = try Session.open()
             let matches = try session.search(Schemas.vaultKey, [Schemas.vaultKeyID: id])
             if !matches.locked.isEmpty { throw SecretServiceErrors.locked(try session.defaultCollection()) }
@@ -60,7 +65,7 @@ public struct SecretServiceKeySource: Sendable {
 
     /// Removes the key stored under `id` (for example when `init` fails after storing it).
     public func deleteKey(id: String) async throws {
-        try await SecretServiceQueue.run {
+        try await SecretServiceCalls.run(on: threadPool) {
             let session = try Session.open()
             for path in try session.search(Schemas.vaultKey, [Schemas.vaultKeyID: id]).unlocked { try session.delete(path) }
         }

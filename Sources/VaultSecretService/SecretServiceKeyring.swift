@@ -1,5 +1,6 @@
 import CSecretLoader
 import Foundation
+import NIOPosix
 import VaultCore
 import VaultCrypto
 
@@ -8,7 +9,7 @@ import VaultCrypto
 /// ``SecretServiceKeySource`` share.
 ///
 /// ```swift
-/// let keyring = SecretServiceKeyring()
+/// let keyring = SecretServiceKeyring(threadPool: pool)
 /// switch await keyring.availability() { case .available: …; case .unavailable(let error): print(error.reason) }
 /// ```
 ///
@@ -21,7 +22,12 @@ import VaultCrypto
 /// property), never from a proxy's property cache, which goes stale without a GLib main loop.
 /// It never prompts: a daemon has no one to show a prompt to.
 public struct SecretServiceKeyring: Sendable {
-    public init() {}
+    private let threadPool: NIOThreadPool
+
+    /// The keyring calls run on `threadPool`, one at a time (``SecretServiceCalls``).
+    public init(threadPool: NIOThreadPool) {
+        self.threadPool = threadPool
+    }
 
     /// Whether the default collection can be used now.
     public enum Availability: Sendable, Equatable {
@@ -33,7 +39,7 @@ public struct SecretServiceKeyring: Sendable {
     /// Connects and reads the default collection's lock state. Does not prompt, does not unlock.
     public func availability() async -> Availability {
         do {
-            return try await SecretServiceQueue.run {
+            return try await SecretServiceCalls.run(on: threadPool) {
                 let session = try Session.open()
                 let collection = try session.defaultCollection()
                 return try session.isLocked(collection) ? .locked(SecretServiceErrors.locked(collection)) : .available
@@ -47,14 +53,14 @@ public struct SecretServiceKeyring: Sendable {
 
     /// Locks the default collection, as the screen locker or a keyring manager would.
     public func lockDefaultCollection() async throws {
-        try await SecretServiceQueue.run {
+        try await SecretServiceCalls.run(on: threadPool) {
             let session = try Session.open()
             try session.lock([try session.defaultCollection()])
         }
     }
 }
 
-/// One connection to the Secret Service for the length of an operation, on ``SecretServiceQueue``.
+/// One connection to the Secret Service for the length of an operation, on ``SecretServiceCalls``.
 ///
 /// libsecret keeps one shared `SecretService` per process; after a failure that suggests the provider
 /// went away, it is dropped (`secret_service_disconnect`) so the next operation connects afresh.

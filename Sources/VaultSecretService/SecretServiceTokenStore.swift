@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import VaultCore
 import VaultCrypto
 
@@ -6,7 +7,7 @@ import VaultCrypto
 /// collection, under the schema `org.sortedvault.Item` with attributes `service` and `account`:
 ///
 /// ```swift
-/// let store = SecretServiceTokenStore()
+/// let store = SecretServiceTokenStore(threadPool: pool)
 /// try await store.store(SecureBytes(copying: token), service: "com.sorted.api", account: "ada")
 /// // $ secret-tool lookup service com.sorted.api account ada   → the token
 /// ```
@@ -17,19 +18,21 @@ import VaultCrypto
 ///   `.locked`, never `.notFound`, and never pops up a prompt.
 /// - Do not use it where names must stay secret: the keyring keeps attributes (service, account,
 ///   label, your attributes) in clear — gnome-keyring does — unlike the embedded store, which seals them.
-/// - Every libsecret call runs on its own serial queue: a slow or hung keyring holds up only the
-///   callers of this store.
+/// - Every libsecret call runs on `threadPool`, one at a time (``SecretServiceCalls``): a slow or
+///   hung keyring holds up only the callers of the keyring, never the cooperative threads.
 public struct SecretServiceTokenStore: TokenStore {
+    private let threadPool: NIOThreadPool
     private let clock: any VaultClock
 
-    public init(clock: any VaultClock = SystemClock()) {
+    public init(threadPool: NIOThreadPool, clock: any VaultClock = SystemClock()) {
+        self.threadPool = threadPool
         self.clock = clock
     }
 
     public func store(_ secret: SecureBytes, for key: ItemKey, options: StoreOptions) async throws {
         try validateSecret(secret)
         let now = clock.now
-        try await SecretServiceQueue.run {
+        try await SecretServiceCalls.run(on: threadPool) {
             let session = try Session.open()
             let collection = try session.defaultCollection()
             if try session.isLocked(collection) { throw SecretServiceErrors.locked(collection) }
@@ -52,7 +55,7 @@ public struct SecretServiceTokenStore: TokenStore {
 
     public func retrieve(_ key: ItemKey) async throws -> RetrievedItem {
         let now = clock.now
-        return try await SecretServiceQueue.run {
+        return try await SecretServiceCalls.run(on: threadPool) {
             let session = try Session.open()
             let found = try session.liveItems(for: key, now: now)
             guard let newest = found.max(by: { $0.metadata.modifiedAt < $1.metadata.modifiedAt }) else { throw VaultError.notFound(key) }
@@ -68,7 +71,7 @@ public struct SecretServiceTokenStore: TokenStore {
 
     public func delete(_ key: ItemKey) async throws {
         let now = clock.now
-        try await SecretServiceQueue.run {
+        try await SecretServiceCalls.run(on: threadPool) {
             let session = try Session.open()
             let found = try session.liveItems(for: key, now: now)
             guard !found.isEmpty else { throw VaultError.notFound(key) }
@@ -78,7 +81,7 @@ public struct SecretServiceTokenStore: TokenStore {
 
     public func list(service: String?) async throws -> [ItemMetadata] {
         let now = clock.now
-        return try await SecretServiceQueue.run {
+        return try await SecretServiceCalls.run(on: threadPool) {
             let session = try Session.open()
             let collection = try session.defaultCollection()
             if try session.isLocked(collection) { throw SecretServiceErrors.locked(collection) }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NIOPosix
 import Vault
 import VaultCore
 import VaultDaemon
@@ -22,6 +23,11 @@ struct Recover: ReportingCommand {
     @OptionGroup var options: RecoverArguments
 
     func perform() async throws {
+        try await BlockingWork.withThreadPool { try await recover(threadPool: $0) }
+    }
+
+    /// Recovers; the key derivation runs on `threadPool`.
+    private func recover(threadPool: NIOThreadPool) async throws {
         guard options.acceptRollback else {
             throw VaultError.invalidArgument("nothing was changed: pass --accept-rollback to accept the vault as it is now")
         }
@@ -36,7 +42,7 @@ struct Recover: ReportingCommand {
         let before = (try? record.read()).flatMap { $0 }?.generation
         let storage = try SQLiteSealedStorage(path: paths.database)
         defer { try? storage.close() }
-        let vault = try await EncryptedVault.openForRecovery(storage: storage, generationRecord: record)
+        let vault = try await EncryptedVault.openForRecovery(storage: storage, threadPool: threadPool, generationRecord: record)
         let credential: UnlockCredential
         if try await vault.keySourceKinds().contains("keyfile") {
             credential = .keyFile(try KeyFile.load(from: paths.keyFile))

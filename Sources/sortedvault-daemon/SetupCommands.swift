@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NIOPosix
 import Vault
 import VaultCore
 import VaultCrypto
@@ -19,6 +20,11 @@ struct Init: ReportingCommand {
     @OptionGroup var options: InitArguments
 
     func perform() async throws {
+        try await BlockingWork.withThreadPool { try await create(threadPool: $0) }
+    }
+
+    /// Creates the vault; the keyring calls and the key derivation run on `threadPool`.
+    private func create(threadPool: NIOThreadPool) async throws {
         let paths = try options.location.paths()
         try FileManager.default.createDirectory(atPath: paths.dataDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
@@ -32,14 +38,14 @@ struct Init: ReportingCommand {
             sources = [.passphrase(try newPassphrase("New vault passphrase: "), cost: options.unsafeKdfCostForTesting ? .unsafeMinimumForTesting : argon2Cost)]
         case .secretService:
             // The keyring first: when it is unavailable or locked, say so before asking for anything.
-            switch await SecretServiceKeyring().availability() {
+            switch await SecretServiceKeyring(threadPool: threadPool).availability() {
             case .available: break
             case .locked(let error), .unavailable(let error): throw error
             }
             let recovery = try newPassphrase("Recovery passphrase (for `sortedvault unlock` when the keyring is unavailable): ")
             let key = SecureBytes(randomCount: SecretServiceKeySource.keyBytes)
             let id = SecretServiceKeySource.newKeyID()
-            try await SecretServiceKeySource().storeKey(key, id: id, label: "sortedvault vault key (\(paths.database))")
+            try await SecretServiceKeySource(threadPool: threadPool).storeKey(key, id: id, label: "sortedvault vault key (\(paths.database))")
             keyringKeyID = id
             sources = [.secretService(key, keyID: id),
                        .passphrase(recovery, cost: options.unsafeKdfCostForTesting ? .unsafeMinimumForTesting : argon2Cost)]
@@ -52,11 +58,11 @@ struct Init: ReportingCommand {
         }
         do {
             let storage = try SQLiteSealedStorage(path: paths.database)
-            _ = try await EncryptedVault.create(storage: storage, keySources: sources,
+            _ = try await EncryptedVault.create(storage: storage, threadPool: threadPool, keySources: sources,
                                                 generationRecord: GenerationFile(path: paths.generationRecord))
             try storage.close()
         } catch {
-            if let keyringKeyID { try? await SecretServiceKeySource().deleteKey(id: keyringKeyID) }
+            if let keyringKeyID { try? await SecretServiceKeySource(threadPool: threadPool).deleteKey(id: keyringKeyID) }
             throw error
         }
         print("created a vault at \(paths.database)")

@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import Testing
 import VaultCore
 import VaultCrypto
@@ -9,7 +10,7 @@ extension SecretServiceSuite {
     @Suite struct InteropTests {
         @Test func anItemStoredThroughSortedvaultIsReadBySecretToolLookup() async throws {
             let keyring = SharedKeyring.session
-            let store = SecretServiceTokenStore()
+            let store = SecretServiceTokenStore(threadPool: .singleton)
             try await store.store(SecureBytes(copying: Array("tok-from-sortedvault ✓".utf8)), service: "com.sorted.api", account: "ada@example.com",
                                   options: try StoreOptions(label: "Sorted"))
             let lookup = try keyring.secretTool(["lookup", "service", "com.sorted.api", "account", "ada@example.com"])
@@ -26,7 +27,7 @@ extension SecretServiceSuite {
             let stored = try keyring.secretTool(["store", "--label=From secret-tool", "service", "org.example.mail", "account", "bob", "host", "imap.example.org"],
                                                 input: Data("tok-from-secret-tool".utf8))
             #expect(stored.status == 0, "\(stored.stderr)")
-            let store = SecretServiceTokenStore()
+            let store = SecretServiceTokenStore(threadPool: .singleton)
             let item = try await store.retrieve(service: "org.example.mail", account: "bob")
             #expect(item.secret.constantTimeEquals(Array("tok-from-secret-tool".utf8)))
             #expect(item.metadata.label == "From secret-tool")
@@ -46,7 +47,7 @@ extension SecretServiceSuite {
             let keyring = SharedKeyring.session
             let inherited = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
             #expect(inherited != keyring.busAddress, "every process this test process starts would reach the test keyring")
-            let store = SecretServiceTokenStore()
+            let store = SecretServiceTokenStore(threadPool: .singleton)
             try await store.store(SecureBytes(copying: [7]), service: "shared-bus-test", account: "a")
             #expect(try keyring.secretTool(["lookup", "service", "shared-bus-test", "account", "a"]).stdout == Data([7]))
             try await store.delete(service: "shared-bus-test", account: "a")
@@ -58,13 +59,13 @@ extension SecretServiceSuite {
     @Suite struct LockedCollectionTests {
         @Test func aLockedCollectionGivesLockedNotNotFound() async throws {
             _ = SharedKeyring.session
-            let store = SecretServiceTokenStore()
-            let keys = SecretServiceKeySource()
+            let store = SecretServiceTokenStore(threadPool: .singleton)
+            let keys = SecretServiceKeySource(threadPool: .singleton)
             let keyID = SecretServiceKeySource.newKeyID()
             try await store.store(SecureBytes(copying: [1, 2, 3]), service: "locked-test", account: "present")
             try await keys.storeKey(SecureBytes(randomCount: 32), id: keyID, label: "test key")
 
-            try await SecretServiceKeyring().lockDefaultCollection()
+            try await SecretServiceKeyring(threadPool: .singleton).lockDefaultCollection()
             // The keyring is shared by the suite: unlocked again however this test ends (a failed
             // `#require`, a thrown error, the early return below), so later tests do not find it locked.
             defer { try? SharedKeyring.unlockLoginCollection() }
@@ -80,7 +81,7 @@ extension SecretServiceSuite {
             }
             await #expect(throws: VaultError(.locked, "")) { try await keys.fetchKey(id: keyID) }
             await #expect(throws: VaultError(.locked, "")) { try await keys.fetchKey(id: SecretServiceKeySource.newKeyID()) }
-            guard case .locked = await SecretServiceKeyring().availability() else {
+            guard case .locked = await SecretServiceKeyring(threadPool: .singleton).availability() else {
                 Issue.record("availability did not report the locked keyring")
                 return
             }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import Testing
 import VaultCore
 import VaultCrypto
@@ -12,11 +13,11 @@ extension SecretServiceSuite {
         func secretServiceStoreConforms(_ check: TokenStoreConformance.Case) async throws {
             _ = SharedKeyring.session
             let clock = ManualClock()
-            let store = SecretServiceTokenStore(clock: clock)
+            let store = SecretServiceTokenStore(threadPool: .singleton, clock: clock)
             try await removeAllItems(store)
             try await check.run(.init(
                 store: store, clock: clock,
-                lock: { try await SecretServiceKeyring().lockDefaultCollection() },
+                lock: { try await SecretServiceKeyring(threadPool: .singleton).lockDefaultCollection() },
                 unlock: { try SharedKeyring.unlockLoginCollection() }))
             try await removeAllItems(store)
         }

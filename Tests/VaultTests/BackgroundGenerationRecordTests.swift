@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import NIOPosix
 import Synchronization
 import Testing
 import Vault
@@ -46,11 +47,11 @@ import VaultTesting
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let gated = GatedRecord(path: directory + "/state/generation")
-        let record = BackgroundGenerationRecord(gated)
+        let record = BackgroundGenerationRecord(gated, threadPool: .singleton)
         let storage = try SQLiteSealedStorage(path: directory + "/vault.db")
         defer { try? storage.close() }
         let vault = try await EncryptedVault.create(
-            storage: storage, keySource: .passphrase(secure("pw"), cost: .unsafeMinimumForTesting),
+            storage: storage, threadPool: .singleton, keySource: .passphrase(secure("pw"), cost: .unsafeMinimumForTesting),
             clock: ManualClock(), generationRecord: record)
         // With the synchronous record these stores would wait at the gate forever.
         try await vault.store(secure("secret 0"), service: "s", account: "a0")
@@ -62,7 +63,7 @@ import VaultTesting
         #expect(gated.written.withLock { $0 }.isEmpty, "a record write finished while the gate was closed")
 
         gated.open()
-        record.flush()
+        await record.flush()
         let writes = gated.written.withLock { $0 }
         // The held write, then the newest generation only: the ten stores' writes were coalesced.
         #expect(writes.count == 2, "record writes: \(writes)")
@@ -74,12 +75,12 @@ import VaultTesting
     @Test func anOlderCopyOfTheFileIsRefusedOnceTheRecordIsFlushed() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let record = BackgroundGenerationRecord(GenerationFile(path: directory + "/state/generation"))
+        let record = BackgroundGenerationRecord(GenerationFile(path: directory + "/state/generation"), threadPool: .singleton)
         let path = directory + "/vault.db"
         do {
             let storage = try SQLiteSealedStorage(path: path)
             let vault = try await EncryptedVault.create(
-                storage: storage, keySource: .passphrase(secure("pw"), cost: .unsafeMinimumForTesting),
+                storage: storage, threadPool: .singleton, keySource: .passphrase(secure("pw"), cost: .unsafeMinimumForTesting),
                 clock: ManualClock(), generationRecord: record)
             try await vault.store(secure("kept"), service: "s", account: "a")
             try storage.close()
@@ -89,18 +90,18 @@ import VaultTesting
         }
         do {
             let storage = try SQLiteSealedStorage(path: path)
-            let vault = try await EncryptedVault(storage: storage, clock: ManualClock(), generationRecord: record)
+            let vault = try await EncryptedVault(storage: storage, threadPool: .singleton, clock: ManualClock(), generationRecord: record)
             try await vault.unlock(.passphrase(secure("pw")))
             try await vault.delete(service: "s", account: "a")
             try storage.close()
         }
-        record.flush()
+        await record.flush()
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: directory + "/older.db" + suffix) {
             try FileManager.default.copyItem(atPath: directory + "/older.db" + suffix, toPath: path + suffix)
         }
         let storage = try SQLiteSealedStorage(path: path)
         defer { try? storage.close() }
-        #expect(await vaultErrorCode { try await EncryptedVault(storage: storage, clock: ManualClock(), generationRecord: record) } == .integrityFailure)
+        #expect(await vaultErrorCode { try await EncryptedVault(storage: storage, threadPool: .singleton, clock: ManualClock(), generationRecord: record) } == .integrityFailure)
     }
 }

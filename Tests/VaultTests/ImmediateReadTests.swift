@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NIOPosix
 import Testing
 import Vault
 import VaultCore
@@ -82,7 +83,7 @@ import VaultTesting
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let storage = try SQLiteSealedStorage(path: "\(directory)/vault.db")
         defer { try? storage.close() }
-        _ = try await EncryptedVault.create(storage: storage, keySource: .keyFile(SecureBytes(count: 32) { _ in }))
+        _ = try await EncryptedVault.create(storage: storage, threadPool: .singleton, keySource: .keyFile(SecureBytes(count: 32) { _ in }))
         let header = try #require(try storage.readHeader())
         try test.tamper { db in try db.execute(sql: "UPDATE vault_header SET body = ? WHERE id = 1", arguments: [Data(header)]) }
         #expect(try test.vault.keySourceKindsNow() == ["keyfile"])

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NIOPosix
 import Testing
 import Vault
 import VaultCore
@@ -12,7 +13,7 @@ import VaultSQLite
         try await test.vault.store(secure("secret"), service: "s", account: "a")
         try test.storage.close()
         let storage = try SQLiteSealedStorage(path: test.databasePath)
-        let vault = try await EncryptedVault(storage: storage, clock: test.clock)
+        let vault = try await EncryptedVault(storage: storage, threadPool: .singleton, clock: test.clock)
         // The files as the unlock finds them: opening the pool may itself write (GRDB makes sure a
         // non-empty -wal exists), which is not the unlock's doing.
         let files = { try ["", "-wal"].map { try Data(contentsOf: URL(fileURLWithPath: test.databasePath + $0)) } }
@@ -43,7 +44,7 @@ import VaultSQLite
             }
             let storage = try SQLiteSealedStorage(path: test.databasePath)
             defer { try? storage.close() }
-            #expect(await vaultErrorCode { try await EncryptedVault(storage: storage, clock: test.clock) } == .kdfCostOutOfBounds,
+            #expect(await vaultErrorCode { try await EncryptedVault(storage: storage, threadPool: .singleton, clock: test.clock) } == .kdfCostOutOfBounds,
                     "raising \(field) to \(value) was not refused")
             await test.vault.lock()
             #expect(await vaultErrorCode { try await test.vault.unlock(.passphrase(secure(TestVault.passphrase))) } == .kdfCostOutOfBounds)
@@ -54,7 +55,7 @@ import VaultSQLite
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let storage = try SQLiteSealedStorage(path: "\(directory)/vault.db")
-        _ = try await EncryptedVault.create(storage: storage, keySource: .passphrase(secure("pw"), cost: Argon2Cost(operations: 2, memoryBytes: 16 << 10)))
+        _ = try await EncryptedVault.create(storage: storage, threadPool: .singleton, keySource: .passphrase(secure("pw"), cost: Argon2Cost(operations: 2, memoryBytes: 16 << 10)))
         let queue = try DatabaseQueue(path: "\(directory)/vault.db")
         try await queue.write { db in
             let header = String(data: try Data.fetchOne(db, sql: "SELECT body FROM vault_header")!, encoding: .utf8)!
@@ -62,7 +63,7 @@ import VaultSQLite
             try db.execute(sql: "UPDATE vault_header SET body = ?", arguments: [Data(header.utf8)])
         }
         try queue.close()
-        let vault = try await EncryptedVault(storage: storage)
+        let vault = try await EncryptedVault(storage: storage, threadPool: .singleton)
         #expect(await vaultErrorCode { try await vault.unlock(.passphrase(secure("pw"))) } == .wrongPassphrase)
     }
 
@@ -91,7 +92,7 @@ import VaultSQLite
     @Test func creatingTwiceIsRefused() async throws {
         let test = try await TestVault()
         #expect(await vaultErrorCode {
-            try await EncryptedVault.create(storage: test.storage, keySource: .passphrase(secure("x"), cost: .unsafeMinimumForTesting))
+            try await EncryptedVault.create(storage: test.storage, threadPool: .singleton, keySource: .passphrase(secure("x"), cost: .unsafeMinimumForTesting))
         } == .alreadyInitialized)
     }
 
@@ -99,7 +100,7 @@ import VaultSQLite
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let storage = try SQLiteSealedStorage(path: "\(directory)/vault.db")
-        #expect(await vaultErrorCode { try await EncryptedVault(storage: storage) } == .notInitialized)
+        #expect(await vaultErrorCode { try await EncryptedVault(storage: storage, threadPool: .singleton) } == .notInitialized)
     }
 }
 
@@ -109,13 +110,13 @@ import VaultSQLite
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try KeyFile.create(at: "\(directory)/key")
         let storage = try SQLiteSealedStorage(path: "\(directory)/vault.db")
-        let vault = try await EncryptedVault.create(storage: storage, keySource: .keyFile(try KeyFile.load(from: "\(directory)/key")))
+        let vault = try await EncryptedVault.create(storage: storage, threadPool: .singleton, keySource: .keyFile(try KeyFile.load(from: "\(directory)/key")))
         try await vault.store(secure("svc token"), service: "ci", account: "bot")
         try storage.close()
 
         let reopenedStorage = try SQLiteSealedStorage(path: "\(directory)/vault.db")
         defer { try? reopenedStorage.close() }
-        let reopened = try await EncryptedVault(storage: reopenedStorage)
+        let reopened = try await EncryptedVault(storage: reopenedStorage, threadPool: .singleton)
         #expect(await vaultErrorCode { try await reopened.unlock(.keyFile(SecureBytes(randomCount: 32))) } == .wrongPassphrase)
         #expect(await vaultErrorCode { try await reopened.unlock(.passphrase(secure("pw"))) } == .keySourceRejected)
         try await reopened.unlock(.keyFile(try KeyFile.load(from: "\(directory)/key")))

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NIOPosix
 import Testing
 import Vault
 import VaultCore
@@ -16,7 +17,7 @@ import VaultSQLite
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let keyringKey = SecureBytes(randomCount: 32)
         let storage = try SQLiteSealedStorage(path: "\(directory)/vault.db")
-        let vault = try await EncryptedVault.create(storage: storage, keySources: [
+        let vault = try await EncryptedVault.create(storage: storage, threadPool: .singleton, keySources: [
             .secretService(keyringKey, keyID: Self.keyID), .passphrase(secure("recovery"), cost: .unsafeMinimumForTesting),
         ])
         try await vault.store(secure("token"), service: "s", account: "a")
@@ -26,7 +27,7 @@ import VaultSQLite
 
         let reopened = try SQLiteSealedStorage(path: "\(directory)/vault.db")
         defer { try? reopened.close() }
-        let again = try await EncryptedVault(storage: reopened)
+        let again = try await EncryptedVault(storage: reopened, threadPool: .singleton)
         #expect(await vaultErrorCode { try await again.unlock(.secretService(SecureBytes(randomCount: 32))) } == .wrongPassphrase)
         try await again.unlock(.secretService(keyringKey))
         #expect(try await again.retrieve(service: "s", account: "a").secret.constantTimeEquals(Array("token".utf8)))
@@ -44,9 +45,9 @@ import VaultSQLite
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let storage = try SQLiteSealedStorage(path: "\(directory)/vault.db")
         #expect(await vaultErrorCode {
-            try await EncryptedVault.create(storage: storage, keySource: .secretService(SecureBytes(randomCount: 32), keyID: "not hex"))
+            try await EncryptedVault.create(storage: storage, threadPool: .singleton, keySource: .secretService(SecureBytes(randomCount: 32), keyID: "not hex"))
         } == .invalidArgument)
-        _ = try await EncryptedVault.create(storage: storage, keySource: .secretService(SecureBytes(randomCount: 32), keyID: Self.keyID))
+        _ = try await EncryptedVault.create(storage: storage, threadPool: .singleton, keySource: .secretService(SecureBytes(randomCount: 32), keyID: Self.keyID))
         try storage.close()
         let queue = try DatabaseQueue(path: "\(directory)/vault.db")
         try await queue.write { db in
@@ -57,6 +58,6 @@ import VaultSQLite
         try queue.close()
         let reopened = try SQLiteSealedStorage(path: "\(directory)/vault.db")
         defer { try? reopened.close() }
-        #expect(await vaultErrorCode { try await EncryptedVault(storage: reopened) } == .unsupportedFormat)
+        #expect(await vaultErrorCode { try await EncryptedVault(storage: reopened, threadPool: .singleton) } == .unsupportedFormat)
     }
 }

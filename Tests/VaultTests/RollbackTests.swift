@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NIOPosix
 import Testing
 import Vault
 import VaultCore
@@ -137,7 +138,7 @@ import VaultTesting
 
         // The documented recovery accepts the copy as it is, and later opens are normal again.
         let storage = try SQLiteSealedStorage(path: test.databasePath)
-        let recovering = try await EncryptedVault.openForRecovery(storage: storage, clock: test.clock, generationRecord: test.record)
+        let recovering = try await EncryptedVault.openForRecovery(storage: storage, threadPool: .singleton, clock: test.clock, generationRecord: test.record)
         try await recovering.unlock(.passphrase(secure(TestVault.passphrase)), acceptingRollback: true)
         #expect(try await recovering.retrieve(service: "login", account: "ada").secret.constantTimeEquals(Array("refresh token".utf8)))
         try storage.close()
@@ -195,7 +196,7 @@ import VaultTesting
         let record = GenerationFile(path: directory + "/state/generation")
         let storage = try SQLiteSealedStorage(path: directory + "/vault.db")
         defer { try? storage.close() }
-        let vault = try await EncryptedVault(storage: storage, clock: ManualClock(), generationRecord: record)
+        let vault = try await EncryptedVault(storage: storage, threadPool: .singleton, clock: ManualClock(), generationRecord: record)
         #expect(try record.read() == nil)
         try await vault.unlock(.passphrase(secure("correct horse battery staple")))
         #expect(try record.read()?.generation == 1)
@@ -205,6 +206,6 @@ import VaultTesting
         let queue = try DatabaseQueue(path: directory + "/vault.db")
         try await queue.write { db in try db.execute(sql: "DELETE FROM vault_state") }
         try queue.close()
-        #expect(await vaultErrorCode { try await EncryptedVault(storage: storage, clock: ManualClock(), generationRecord: record) } == .integrityFailure)
+        #expect(await vaultErrorCode { try await EncryptedVault(storage: storage, threadPool: .singleton, clock: ManualClock(), generationRecord: record) } == .integrityFailure)
     }
 }

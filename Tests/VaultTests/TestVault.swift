@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NIOPosix
 import Vault
 import VaultCore
 import VaultCrypto
@@ -26,7 +27,7 @@ final class TestVault: @unchecked Sendable {
         record = GenerationFile(path: "\(directory)/state/generation")
         storage = try SQLiteSealedStorage(path: "\(directory)/vault.db")
         vault = try await EncryptedVault.create(
-            storage: storage,
+            storage: storage, threadPool: .singleton,
             keySource: .passphrase(SecureBytes(copying: Array(Self.passphrase.utf8)), cost: .unsafeMinimumForTesting),
             clock: clock, generationRecord: record)
     }
@@ -39,7 +40,7 @@ final class TestVault: @unchecked Sendable {
     /// Opens the same file a second time, locked, as a restarted daemon would.
     func reopen() async throws -> (SQLiteSealedStorage, EncryptedVault) {
         let storage = try SQLiteSealedStorage(path: databasePath)
-        return (storage, try await EncryptedVault(storage: storage, clock: clock, generationRecord: record))
+        return (storage, try await EncryptedVault(storage: storage, threadPool: .singleton, clock: clock, generationRecord: record))
     }
 
     /// Runs raw SQL against the file from a separate connection, as an attacker with file access could.

@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import Testing
 import Vault
 import VaultCore
@@ -134,7 +135,7 @@ import VaultTesting
 
         let storage = try SQLiteSealedStorage(path: copy)
         defer { try? storage.close() }
-        let vault = try await EncryptedVault(storage: storage, clock: ManualClock())
+        let vault = try await EncryptedVault(storage: storage, threadPool: .singleton, clock: ManualClock())
         try await vault.unlock(.passphrase(secure(expected.passphrase)))
         let listed = try await vault.list()
         #expect(listed.map { "\($0.service)/\($0.account)" }.sorted() == expected.items.map { "\($0.service)/\($0.account)" }.sorted())

@@ -1,5 +1,6 @@
 import Benchmark
 import Foundation
+import NIOPosix
 import Vault
 import VaultCore
 import VaultCrypto
@@ -60,7 +61,7 @@ final class RetrieveFixture: Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let storage = try SQLiteSealedStorage(path: directory.appendingPathComponent("vault.sqlite").path)
         let vault = try await EncryptedVault.create(
-            storage: storage, keySource: .keyFile(SecureBytes(randomCount: KeyFile.keyCount)))
+            storage: storage, threadPool: .singleton, keySource: .keyFile(SecureBytes(randomCount: KeyFile.keyCount)))
         let key = try ItemKey(service: "github.com", account: "ada@example.com")
         try await vault.store(SecureBytes(randomCount: 1024), for: key, options: StoreOptions(label: "bench"))
         return RetrieveFixture(directory: directory, vault: vault, key: key)

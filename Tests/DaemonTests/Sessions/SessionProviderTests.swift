@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NIOPosix
 import Testing
 import Vault
 import VaultCore
@@ -28,7 +29,7 @@ extension DaemonSuite {
                 directory = FileManager.default.temporaryDirectory.appendingPathComponent("sv-session-\(UUID().uuidString.prefix(8))").path
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
                 storage = try SQLiteSealedStorage(path: directory + "/vault.db")
-                vault = try await EncryptedVault.create(storage: storage, keySource: .keyFile(SecureBytes(randomCount: 32)), clock: clock)
+                vault = try await EncryptedVault.create(storage: storage, threadPool: .singleton, keySource: .keyFile(SecureBytes(randomCount: 32)), clock: clock)
                 provider = try OAuthTestProvider()
                 sessions = SessionManager(store: vault, transport: URLSessionTransport(timeout: 5), clock: clock, random: { 0.5 })
             }
