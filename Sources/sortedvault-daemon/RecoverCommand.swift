@@ -15,19 +15,15 @@ import CLIOptions
 /// generation newer than any seen, so later opens succeed. Whatever the older copy rolled back (a
 /// revoked token, a deleted login) stays rolled back, so the recovery is recorded where the owner
 /// looks: the access log and the generation record.
-struct Recover: ReportingCommand {
+struct Recover: BlockingWorkCommand {
     static let configuration = CommandConfiguration(
         abstract: "Accept the vault as it is after a rollback was detected (stop the daemon first).",
         discussion: RecoverArguments.discussion)
 
     @OptionGroup var options: RecoverArguments
 
-    func perform() async throws {
-        try await BlockingWork.withThreadPool { try await recover(threadPool: $0) }
-    }
-
     /// Recovers; the key derivation runs on `threadPool`.
-    private func recover(threadPool: NIOThreadPool) async throws {
+    func perform(threadPool: NIOThreadPool) async throws {
         guard options.acceptRollback else {
             throw VaultError.invalidArgument("nothing was changed: pass --accept-rollback to accept the vault as it is now")
         }

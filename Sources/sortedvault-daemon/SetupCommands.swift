@@ -12,19 +12,15 @@ import VaultSQLite
 import VaultSecretService
 import CLIOptions
 
-struct Init: ReportingCommand {
+struct Init: BlockingWorkCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create a new vault.",
         discussion: InitArguments.discussion)
 
     @OptionGroup var options: InitArguments
 
-    func perform() async throws {
-        try await BlockingWork.withThreadPool { try await create(threadPool: $0) }
-    }
-
     /// Creates the vault; the keyring calls and the key derivation run on `threadPool`.
-    private func create(threadPool: NIOThreadPool) async throws {
+    func perform(threadPool: NIOThreadPool) async throws {
         let paths = try options.location.paths()
         try FileManager.default.createDirectory(atPath: paths.dataDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
