@@ -14,7 +14,7 @@ import Testing
         // Calls answered on the event loop and in a task, each on a connection the client closes.
         try await io {
             for index in Int64(0)..<20 {
-                let connection = try VarlinkConnection(unixSocketPath: path, timeout: .seconds(5))
+                let connection = try VarlinkConnection(unixSocketPath: path, timeout: .seconds(60))
                 defer { connection.close() }
                 #expect(try connection.call("org.example.test.Now", ["tag": .int(index)])["tag"] == .int(index))
                 #expect(try connection.call("org.example.test.Echo", ["text": "hello"]) == ["text": "hello"])

@@ -86,7 +86,9 @@ import Varlink
         #expect(first == .frame(["parameters": ["text": nil]]))
         #expect(second == .closed)
         let elapsed = ContinuousClock.now - start
-        #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(6), "closed after \(elapsed), idle timeout 1 s")
+        // Closed (not timed out) by the idle timer, never before it; how long after it depends on the
+        // machine's load, so only the client's hang guard bounds it.
+        #expect(elapsed >= .milliseconds(900), "closed after \(elapsed), idle timeout 1 s")
         try await live.stop()
     }
 

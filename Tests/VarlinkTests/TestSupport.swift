@@ -131,14 +131,14 @@ final class LiveServer: @unchecked Sendable {
     }
 
     func connect() throws -> VarlinkConnection {
-        try VarlinkConnection(unixSocketPath: socketPath, timeout: .seconds(5))
+        try VarlinkConnection(unixSocketPath: socketPath, timeout: .seconds(60))
     }
 
     /// Checks that a fresh client is served normally.
     func expectServesAnotherClient(sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let path = socketPath
         let reply = try await io {
-            let connection = try VarlinkConnection(unixSocketPath: path, timeout: .seconds(5))
+            let connection = try VarlinkConnection(unixSocketPath: path, timeout: .seconds(60))
             defer { connection.close() }
             return try connection.call("org.example.test.Echo", ["text": "still alive"])
         }
@@ -146,7 +146,7 @@ final class LiveServer: @unchecked Sendable {
     }
 
     /// Polls (bounded) until `condition` holds.
-    func eventually(within: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+    func eventually(within: Duration = .seconds(60), _ condition: () -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + within
         while ContinuousClock.now < deadline {
             if condition() { return true }
@@ -160,7 +160,8 @@ final class LiveServer: @unchecked Sendable {
     }
 }
 
-/// A raw socket for sending arbitrary bytes and reading frames, with a 5 s receive timeout.
+/// A raw socket for sending arbitrary bytes and reading frames. Its 60 s receive timeout only guards
+/// against a hang: no test waits for it, so a slow machine cannot fail a test through it.
 final class RawClient: @unchecked Sendable {
     let descriptor: CInt
     nonisolated(unsafe) private var received: [UInt8] = []
@@ -176,7 +177,7 @@ final class RawClient: @unchecked Sendable {
             }
         }
         guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        var timeout = timeval(tv_sec: 60, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
