@@ -1,0 +1,142 @@
+import Foundation
+import VaultCrypto
+
+/// ``LoginLeases`` in process memory over any ``TokenStore``: the lease of a store that one
+/// process owns (the embedded vault, the in-memory store). Every session manager sharing one
+/// instance refreshes each login once; the leases die with the process, which is right for a store
+/// no other process writes.
+///
+/// ```swift
+/// let logins = LocalLoginLeases(wrapping: vault, clock: clock)
+/// let sessions = try SessionManager(store: logins, transport: transport, clock: clock)
+/// ```
+///
+/// Every write and delete of a leased item must go through this instance (that is what fences a
+/// stale holder); items without a lease pass straight through.
+public actor LocalLoginLeases: LoginLeases {
+    private struct Entry {
+        var lease: RefreshLease?
+        /// A lease was granted and neither stored nor released: its holder's answer is unknown.
+        var unresolved = false
+        /// Answers known to be lost, one after another.
+        var lost = 0
+    }
+
+    private let inner: any TokenStore
+    private let clock: any VaultClock
+    private var entries: [ItemKey: Entry] = [:]
+    /// One counter for all items, so a generation is never granted twice, even after a delete.
+    private var lastGeneration: UInt64 = 0
+    /// Claims, writes and deletes of one item take turns, so a fenced write is one step, as a
+    /// transaction is in a database.
+    private let turns = KeyedLock<ItemKey>()
+    private var watchers: [ItemKey: [UInt64: AsyncStream<Void>.Continuation]] = [:]
+    private var nextWatcher: UInt64 = 0
+
+    public init(wrapping store: any TokenStore, clock: any VaultClock) {
+        inner = store
+        self.clock = clock
+    }
+
+    // MARK: LoginLeases
+
+    public func claimRefresh(of item: ItemKey, owner: String, duration: TimeInterval) async throws -> LeaseClaim {
+        guard duration > 0 else { throw VaultError.invalidArgument("a refresh lease must last longer than 0 seconds") }
+        return try await turns.withLock(item) { grant(item, owner: owner, duration: duration) }
+    }
+
+    private func grant(_ item: ItemKey, owner: String, duration: TimeInterval) -> LeaseClaim {
+        let now = clock.now
+        var entry = entries[item] ?? Entry()
+        if let live = entry.lease, now < live.expiresAt {
+            return .held(owner: live.owner, until: live.expiresAt)
+        }
+        if entry.unresolved { entry.lost += 1 }
+        lastGeneration += 1
+        let lease = RefreshLease(item: item, owner: owner, generation: lastGeneration, expiresAt: now.addingTimeInterval(duration))
+        let lost = entry.lost
+        entry.lease = lease
+        entry.unresolved = true
+        entries[item] = entry
+        return .granted(lease, answersLost: lost)
+    }
+
+    public func store(_ secret: SecureBytes, for item: ItemKey, options: StoreOptions, holding lease: RefreshLease) async throws -> Bool {
+        guard item == lease.item else { throw VaultError.invalidArgument("the lease is for another item") }
+        return try await turns.withLock(item) {
+            guard isLatest(lease) else { return false }
+            try await inner.store(secret, for: item, options: options)
+            endLease(item)
+            return true
+        }
+    }
+
+    public func release(_ lease: RefreshLease, answerLost: Bool) async throws {
+        try await turns.withLock(lease.item) { give(back: lease, answerLost: answerLost) }
+    }
+
+    private func give(back lease: RefreshLease, answerLost: Bool) {
+        guard isLatest(lease), var entry = entries[lease.item] else { return }
+        entry.lease = nil
+        entry.unresolved = false
+        entry.lost = answerLost ? entry.lost + 1 : 0
+        entries[lease.item] = entry
+        notify(lease.item)
+    }
+
+    public func changes(of item: ItemKey) async -> AsyncStream<Void>? {
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let id = nextWatcher
+        nextWatcher &+= 1
+        watchers[item, default: [:]][id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.unwatch(item, id) }
+        }
+        return stream
+    }
+
+    // MARK: TokenStore
+
+    public func store(_ secret: SecureBytes, for key: ItemKey, options: StoreOptions) async throws {
+        try await turns.withLock(key) {
+            try await inner.store(secret, for: key, options: options)
+            endLease(key)
+        }
+    }
+
+    public func retrieve(_ key: ItemKey) async throws -> RetrievedItem {
+        try await inner.retrieve(key)
+    }
+
+    public func delete(_ key: ItemKey) async throws {
+        try await turns.withLock(key) {
+            // Ended first: a holder must not write back what a logout is deleting, even if the delete fails.
+            endLease(key)
+            try await inner.delete(key)
+        }
+    }
+
+    public func list(service: String?) async throws -> [ItemMetadata] {
+        try await inner.list(service: service)
+    }
+
+    // MARK: State
+
+    private func isLatest(_ lease: RefreshLease) -> Bool {
+        entries[lease.item]?.lease?.generation == lease.generation
+    }
+
+    private func endLease(_ item: ItemKey) {
+        entries[item] = nil
+        notify(item)
+    }
+
+    private func notify(_ item: ItemKey) {
+        for continuation in watchers[item]?.values ?? [:].values { continuation.yield() }
+    }
+
+    private func unwatch(_ item: ItemKey, _ id: UInt64) {
+        watchers[item]?[id] = nil
+        if watchers[item]?.isEmpty == true { watchers[item] = nil }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import VaultCrypto
+
+/// The right to refresh one login, granted by ``LoginLeases/claimRefresh(of:owner:duration:)``.
+///
+/// Only ``generation`` fences: a holder whose lease ran out may still commit as long as nobody
+/// claimed the login (or stored or deleted it) since. ``expiresAt`` only tells others when they may
+/// take over.
+public struct RefreshLease: Sendable, Equatable, CustomStringConvertible {
+    /// The login's item in the store.
+    public let item: ItemKey
+    /// Who holds it (one session manager; for diagnostics, never for fencing).
+    public let owner: String
+    /// Strictly greater than every generation the store granted for `item` before.
+    public let generation: UInt64
+    /// When others may claim the login, on the store's clock.
+    public let expiresAt: Date
+
+    public init(item: ItemKey, owner: String, generation: UInt64, expiresAt: Date) {
+        self.item = item
+        self.owner = owner
+        self.generation = generation
+        self.expiresAt = expiresAt
+    }
+
+    public var description: String { "RefreshLease(\(owner), generation \(generation), until \(expiresAt))" }
+}
+
+/// What a claim came to.
+public enum LeaseClaim: Sendable, Equatable {
+    /// The lease is the caller's. `answersLost` counts the refresh requests of this login whose
+    /// answer nobody knows, one after another since the login was last stored or a request last
+    /// had a known answer: a holder that released with `answerLost`, or whose lease ran out while
+    /// it held it (killed, partitioned, or still waiting). 0 when the stored refresh token is
+    /// known to be the current one.
+    case granted(RefreshLease, answersLost: Int)
+    /// Another holder's lease runs until `until` (the store's clock): wait for its result.
+    case held(owner: String, until: Date)
+}
+
+/// The refresh lease of a login store: exactly one refresh per login across every session manager
+/// (every daemon) that shares the store, with no lock, transaction or connection held while the
+/// provider is asked.
+///
+/// ```swift
+/// guard case .granted(let lease, let lost) = try await store.claimRefresh(of: item, owner: me, duration: 30) else { wait() }
+/// let answer = await provider.refresh(token)                          // nothing held
+/// if try await store.store(newRecord, for: item, options: options, holding: lease) == false { revoke(answer) }
+/// ```
+///
+/// Guarantees every conformer keeps:
+/// - A claim is one atomic step on the store's clock: it is granted only when no other lease on
+///   the item is live (`now < expiresAt`), with a new generation; granting marks the login "refresh
+///   in doubt" until the holder stores or releases.
+/// - ``store(_:for:options:holding:)`` writes only while `lease.generation` is still the item's
+///   latest: a later claim, a plain ``TokenStore/store(_:for:options:)`` or a ``TokenStore/delete(_:)``
+///   of the item (a new sign-in, a logout) fences it, and it returns false having written nothing.
+///   Writing clears the lease and the in-doubt mark in the same step.
+/// - A plain store or delete of the item ends any lease on it and clears the in-doubt mark (the
+///   doubt was about the refresh token it replaces).
+/// - Nothing here waits for a provider; a conformer never holds a lock or connection between calls.
+///
+/// Do not hold a lease across anything but the one provider request it was claimed for, and claim
+/// for at least twice the provider's request deadline, so a holder that is still waiting for its
+/// answer is not overtaken.
+public protocol LoginLeases: TokenStore {
+    /// Grants the lease on `item` for `duration` seconds (new fencing generation, owner = `owner`,
+    /// the login marked in doubt), or says whose live lease runs until when. One autocommit step.
+    func claimRefresh(of item: ItemKey, owner: String, duration: TimeInterval) async throws -> LeaseClaim
+
+    /// Stores `secret` at `item` only while `lease` is still the latest (its generation unchanged),
+    /// clearing the lease and the in-doubt mark in the same transaction. Returns false when fenced:
+    /// nothing was written. Throws as ``TokenStore/store(_:for:options:)`` does (then nothing was
+    /// written either, and the lease stands).
+    func store(_ secret: SecureBytes, for item: ItemKey, options: StoreOptions, holding lease: RefreshLease) async throws -> Bool
+
+    /// Gives the lease back without new tokens: the provider answered "no", or never got the
+    /// request (`answerLost == false`: the in-doubt mark is cleared), or its answer was lost after
+    /// the request was sent (`answerLost == true`: the mark stays, and the next claim counts it in
+    /// `answersLost`). Does nothing when `lease` is no longer the latest.
+    func release(_ lease: RefreshLease, answerLost: Bool) async throws
+
+    /// A hint that `item` or its lease may have changed (stored, released, deleted): it may yield
+    /// without a change and may miss one, so a waiter re-reads the store and also looks again by
+    /// time. nil when the store offers no hints (waiters then only look again by time). The stream
+    /// ends when its consumer stops iterating.
+    func changes(of item: ItemKey) async -> AsyncStream<Void>?
+}
+
+extension LoginLeases {
+    public func changes(of item: ItemKey) async -> AsyncStream<Void>? { nil }
+}
