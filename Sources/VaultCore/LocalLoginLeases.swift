@@ -132,7 +132,7 @@ public actor LocalLoginLeases: LoginLeases {
     }
 
     private func notify(_ item: ItemKey) {
-        for continuation in watchers[item]?.values ?? [:].values { continuation.yield() }
+        for continuation in (watchers[item] ?? [:]).values { continuation.yield() }
     }
 
     private func unwatch(_ item: ItemKey, _ id: UInt64) {

@@ -100,7 +100,7 @@ struct DaemonParts: Sendable {
         let policySource = PolicySource(policy: policy, directory: paths.policyDirectory, daemonUID: uid)
         let access = AccessControl(policySource: policySource, logger: logger, names: logNames, accessLog: accessLog)
         let activity = ActivityClock(clock: configuration.clock)
-        let sessions = SessionManager(
+        let sessions = try SessionManager(
             store: vault, transport: URLSessionTransport(), clock: configuration.clock,
             configuration: SessionManager.Configuration(
                 minValid: TimeInterval(settings.sessionMinValidSeconds),

@@ -144,6 +144,15 @@ final class BoundedHTTPSession: NSObject, URLSessionDataDelegate, @unchecked Sen
         completionHandler(nil)  // answer with the redirect itself: never resend credentials, never fetch from elsewhere
     }
 
+    /// Failures that happen before a byte of the request leaves: the provider cannot have acted on it.
+    static func neverSent(_ error: any Error) -> Bool {
+        [NSURLErrorCannotFindHost, NSURLErrorCannotConnectToHost, NSURLErrorDNSLookupFailed,
+         NSURLErrorNotConnectedToInternet, NSURLErrorUnsupportedURL, NSURLErrorBadURL,
+         NSURLErrorSecureConnectionFailed, NSURLErrorServerCertificateUntrusted,
+         NSURLErrorServerCertificateHasBadDate, NSURLErrorServerCertificateNotYetValid,
+         NSURLErrorServerCertificateHasUnknownRoot].contains((error as NSError).code)
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let pending = lock.withLock({ tasks.removeValue(forKey: task.taskIdentifier) }) else { return }
         defer { pending.body.resetBytes(in: 0..<pending.body.count) }
@@ -154,7 +163,8 @@ final class BoundedHTTPSession: NSObject, URLSessionDataDelegate, @unchecked Sen
         } else if pending.pastDeadline || (error as NSError?)?.code == NSURLErrorTimedOut {
             pending.fail(OAuthTransportError("\(host) did not answer within \(deadlineText)"))
         } else if let error {
-            pending.fail(OAuthTransportError("\(host) could not be reached (\((error as NSError).localizedDescription))"))
+            pending.fail(OAuthTransportError("\(host) could not be reached (\((error as NSError).localizedDescription))",
+                                             requestMayHaveArrived: !Self.neverSent(error)))
         } else {
             pending.deliver(pending.status, pending.body)
         }

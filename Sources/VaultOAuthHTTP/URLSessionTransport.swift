@@ -46,6 +46,8 @@ public final class URLSessionTransport: NSObject, OAuthTransport, @unchecked Sen
         self.init(timeout: timeout, clock: ContinuousClock())
     }
 
+    public var requestDeadline: TimeInterval { timeout }
+
     public func post(_ request: OAuthHTTPRequest) async throws -> OAuthHTTPResponse {
         var urlRequest = URLRequest(provider: request, timeout: timeout)
         var body = request.body.withUnsafeBytes { Data($0) }

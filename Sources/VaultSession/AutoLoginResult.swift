@@ -37,6 +37,10 @@ public enum ReauthReason: String, Sendable, Equatable {
     case refreshTokenExpired
     /// The login's absolute lifetime is over. The login was wiped.
     case lifetimeOver
+    /// The answer to a refresh was lost after it may have reached the provider, and so was the
+    /// one retry's (or the provider refused the retry): the provider may have rotated the refresh
+    /// token, and no request can tell which is current. The login was wiped and its tokens revoked.
+    case rotationInDoubt
 
     /// What to tell the user.
     public var explanation: String {
@@ -46,6 +50,7 @@ public enum ReauthReason: String, Sendable, Equatable {
         case .refreshRejected: return "the provider no longer accepts this login (the refresh token was revoked, expired or reused)"
         case .refreshTokenExpired: return "the login's refresh token has expired"
         case .lifetimeOver: return "the login reached its maximum lifetime"
+        case .rotationInDoubt: return "the provider's answer to a refresh was lost twice, so its refresh token may have changed; the login was ended"
         }
     }
 }

@@ -19,7 +19,7 @@ import VaultCrypto
         switch answer {
         case .tokens(let tokens): return (tokens, [])
         case .invalidGrant: return (nil, [])
-        case .transient(let reason): return (nil, [reason])
+        case .transient(let reason), .lost(let reason): return (nil, [reason])
         case .rejected(let error, let description): return (nil, [error] + (description.map { [$0] } ?? []))
         }
     }

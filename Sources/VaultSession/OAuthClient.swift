@@ -8,8 +8,11 @@ enum RefreshAnswer: Sendable {
     case tokens(TokenResponse)
     /// `invalid_grant`: the refresh token is dead (revoked, expired, reused or rotated elsewhere).
     case invalidGrant
-    /// No answer, a 5xx, 429 or 408: try again later; delete nothing.
+    /// No answer (the request never left), a 5xx, 429 or 408: try again later; delete nothing.
     case transient(String)
+    /// No answer, and the request may have reached the provider (deadline passed, connection
+    /// broken after sending): the refresh token may have rotated with the answer. Delete nothing.
+    case lost(String)
     /// Any other error the provider named (`invalid_client`, `unauthorized_client`, …): the
     /// configuration is wrong, signing in again would not help; delete nothing.
     case rejected(error: String, description: String?)

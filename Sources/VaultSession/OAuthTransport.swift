@@ -87,7 +87,16 @@ public struct OAuthHTTPResponse: Sendable {
 /// reason to delete anything.
 public struct OAuthTransportError: Error, Sendable, CustomStringConvertible {
     public let description: String
-    public init(_ description: String) { self.description = description }
+    /// Whether the provider may have received (and acted on) the request: the deadline passed or
+    /// the connection broke after sending. A refresh answer lost this way may have rotated the
+    /// refresh token, so the login is "in doubt" (docs/sessions-core.md, "Refresh lease"). False
+    /// only when the request certainly never left (no route, name not found, connection refused).
+    public let requestMayHaveArrived: Bool
+
+    public init(_ description: String, requestMayHaveArrived: Bool = true) {
+        self.description = description
+        self.requestMayHaveArrived = requestMayHaveArrived
+    }
 }
 
 /// How sessions reach providers. `VaultOAuthHTTP.URLSessionTransport` is the real one; tests of
@@ -99,4 +108,7 @@ public struct OAuthTransportError: Error, Sendable, CustomStringConvertible {
 /// and never put ``OAuthHTTPRequest/sendURL()`` or a secret value into an error or a log.
 public protocol OAuthTransport: Sendable {
     func post(_ request: OAuthHTTPRequest) async throws -> OAuthHTTPResponse
+    /// The most one request may take in all, connection included, in seconds: a refresh lease is
+    /// at least twice as long, so no holder is overtaken while it still waits for its answer.
+    var requestDeadline: TimeInterval { get }
 }

@@ -18,7 +18,7 @@ extension SessionManager {
     /// without an immediate read, or any error (the refresh flight reads again under the login's
     /// lock and reports it). It never writes and never refreshes, so it cannot break refresh's single flight.
     public nonisolated func autoLoginNow(_ key: ItemKey) -> AutoLoginResult? {
-        guard !hasUncommitted.load(ordering: .acquiring), let reads = store as? any TokenStoreReadingNow,
+        guard !hasUncommitted.load(ordering: .acquiring), let reads = readsNow,
               let itemKey = try? SessionItems.item(for: key), let item = try? reads.retrieveNow(itemKey),
               let session = try? LoginSession(sealedRecord: item.secret),
               session.isValid(at: clock.now, forAtLeast: configuration.minValid)

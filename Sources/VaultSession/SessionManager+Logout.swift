@@ -42,6 +42,15 @@ extension SessionManager {
         return revocation
     }
 
+    /// Tokens a refresh brought that may not be stored (a logout, a new sign-in, or a manager that
+    /// took over the expired lease came first): their revocation is journalled, as a logout's is,
+    /// and sent by the caller once it no longer holds the login's lock (retried by the background
+    /// work when the provider is unreachable).
+    func discard(_ tokens: LoginSession, for key: ItemKey) async throws -> QueuedRevocation? {
+        logger.notice("a refresh answered after its login was logged out, replaced or taken over; its tokens are discarded")
+        return try await journalRevocation(of: tokens, for: key)
+    }
+
     /// A queued revocation lives until the provider confirms it, or until it no longer matters
     /// (the refresh token's own expiry), at most ``Configuration/revocationQueueLifetime``.
     private func revocationOptions(for session: LoginSession) throws -> StoreOptions {

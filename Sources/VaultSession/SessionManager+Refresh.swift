@@ -2,19 +2,31 @@ import Foundation
 import VaultCore
 import VaultCrypto
 
-/// The refresh flight: one provider request per login at a time, shared by every caller.
+/// The refresh flight: one provider request per login at a time, shared by every caller of this
+/// manager, and made under the store's refresh lease (``LoginLeases``), so by one manager of all
+/// those sharing the store.
 ///
-/// A refresh runs in three steps, and the login's key lock is held only around the store work,
-/// never across the network:
+/// A refresh runs in four steps; the login's key lock is held only around the store work, and
+/// nothing at all (no lock, no transaction, no connection) across the network:
 /// 1. under the lock, read the login and decide (valid, ended, held back, or ask the provider);
-/// 2. without the lock, ask the provider (bounded by the transport's wall-clock deadline);
-/// 3. under the lock again, re-read the login and apply the answer only if it is still the login
-///    the request was made for (same sign-in, same refresh token). A logout, a new sign-in or
-///    another refresh that came first wins: the answer is discarded, and tokens it brought are
-///    never stored and are revoked (`discard(_:of:for:)` below).
+/// 2. claim the login's lease. When another manager holds it, wait for its result (a change of the
+///    stored login, or its lease running out) and start again from step 1;
+/// 3. without the lock, ask the provider (bounded by the transport's deadline, which the lease
+///    outlives twice over);
+/// 4. under the lock again, re-read the login and apply the answer only if it is still the login
+///    the request was made for (same sign-in, same refresh token), writing it only while the lease
+///    is still the latest. A logout, a new sign-in, or another manager that took over an expired
+///    lease wins: the answer is discarded, and tokens it brought are never stored and are revoked
+///    (`discard(_:for:)` in `SessionManager+Logout.swift`).
 ///
-/// So a `Logout` never waits for a slow provider, and a refresh that returns after a logout cannot
-/// bring the login back.
+/// So a `Logout` never waits for a slow provider, and a refresh that returns after a logout, or
+/// after its lease was overtaken, can neither bring back nor overwrite the login.
+///
+/// An answer that may have reached the provider but never came back (the deadline passed, the
+/// connection broke, the holder died) leaves the login "in doubt": the provider may have rotated
+/// its refresh token. The next claim says so, and that refresh is the one retry with the same
+/// token. If its answer is lost too, or the provider calls the token invalid, the login ends with
+/// `rotationInDoubt`: no further request could tell which token is current.
 extension SessionManager {
     /// Who asks: the background work waits out the whole hold-back after failures; a client asking
     /// is held back only by ``Configuration/clientRetryFloor``; a forced refresh is never held back.
@@ -54,40 +66,81 @@ extension SessionManager {
         case request(LoginSession, refreshToken: SecureBytes)
     }
 
-    /// What step 3 made of the provider's answer.
+    /// What step 4 made of the provider's answer.
     private enum Applied {
-        case answer(AutoLoginResult)
+        /// The answer, and tokens to revoke once the lock is given back.
+        case answer(AutoLoginResult, revocation: QueuedRevocation? = nil)
         /// The login changed while the request was out: `current` is what the store holds now.
         case superseded(current: LoginSession?, revocation: QueuedRevocation?)
     }
 
     /// The one place a refresh request is made.
     func refreshFlight(_ key: ItemKey, asker: Asker, validFor: TimeInterval) async throws -> AutoLoginResult {
+        let item = try SessionItems.item(for: key)
+        // Waiting for other managers is bounded: the holder's lease, then one of whoever follows.
+        let waitUntil = clock.now.addingTimeInterval(2 * configuration.refreshLease)
         // One more round when the login changed under the request (a refresh token rotated
         // elsewhere, a new sign-in that already needs a refresh); never more.
-        for round in 0..<2 {
+        var supersededRounds = 0
+        while true {
+            // Subscribed before the store is read, so no change after the read goes unseen.
+            let hints = await store.changes(of: item)
             let session: LoginSession, usedToken: SecureBytes
             switch try await withKeyLock(key, { try await planRefresh(key, asker: asker, validFor: validFor) }) {
             case .answer(let result): return result
             case .request(let stored, let refreshToken): (session, usedToken) = (stored, refreshToken)
             }
-            let answer = await verified(await oauth.refresh(session, refreshToken: usedToken), for: session)
+            let lease: RefreshLease, answersLost: Int
+            switch try await store.claimRefresh(of: item, owner: leaseOwner, duration: configuration.refreshLease) {
+            case .granted(let granted, let lost):
+                (lease, answersLost) = (granted, lost)
+            case .held(_, let until):
+                guard clock.now < waitUntil else {
+                    return .offline(validGrant(session), reason: "another sortedvault instance is refreshing this login and has not finished; ask again")
+                }
+                await waitForHolder(hints, until: until)
+                continue
+            }
+            // Two answers lost one after another: no third request, it could not tell which token is current.
+            let answer = answersLost >= 2
+                ? RefreshAnswer.lost("the answers to the last refresh requests were lost")
+                : await verified(await oauth.refresh(session, refreshToken: usedToken), for: session)
             let applied = try await withKeyLock(key) {
-                try await apply(answer, to: session, usedToken: usedToken, for: key)
+                try await apply(answer, to: session, usedToken: usedToken, lease: lease, inDoubt: answersLost >= 1, for: key)
             }
             switch applied {
-            case .answer(let result):
+            case .answer(let result, let revocation):
+                if let revocation { _ = try? await revoke(revocation) }
                 return result
             case .superseded(let current, let revocation):
                 if let revocation { _ = try? await revoke(revocation) }
                 guard let current else { return .reauthRequired(.noSession) }
                 if current.isValid(at: clock.now, forAtLeast: validFor) { return .valid(AccessGrant(current)) }
-                if round == 1 {
+                supersededRounds += 1
+                if supersededRounds == 2 {
                     return .offline(validGrant(current), reason: "the login changed while it was being refreshed; ask again")
                 }
             }
         }
-        return .reauthRequired(.noSession)  // not reached: the second round always answers
+    }
+
+    /// Step 2's wait: until the store hints at a change, the holder's lease runs out (`until`), or
+    /// ``Configuration/leaseRecheck`` passes, whichever comes first.
+    private func waitForHolder(_ hints: AsyncStream<Void>?, until: Date) async {
+        let now = clock.now
+        // A lease the store calls live though it ended by this clock: the clocks differ; look again later.
+        let seconds = until > now ? min(until.timeIntervalSince(now), configuration.leaseRecheck) : configuration.leaseRecheck
+        let sleeper = self.sleeper
+        await withTaskGroup(of: Void.self) { group in
+            if let hints { group.addTask { for await _ in hints { return } } }
+            group.addTask { try? await Self.sleep(seconds, on: sleeper) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private static func sleep<C: Clock>(_ seconds: TimeInterval, on clock: C) async throws where C.Duration == Duration {
+        try await clock.sleep(for: .milliseconds(Int64((seconds * 1000).rounded(.up))))
     }
 
     /// Step 1, under the key lock: answer from the store, or say which request to make.
@@ -127,26 +180,34 @@ extension SessionManager {
         }
     }
 
-    /// Step 3, under the key lock: applies the provider's answer to the login it was made for.
-    private func apply(_ answer: RefreshAnswer, to session: LoginSession, usedToken: SecureBytes,
-                       for key: ItemKey) async throws -> Applied {
+    /// Step 4, under the key lock: applies the provider's answer to the login it was made for.
+    /// `inDoubt`: the answer to an earlier request with the same refresh token was lost.
+    private func apply(_ answer: RefreshAnswer, to session: LoginSession, usedToken: SecureBytes, lease: RefreshLease,
+                       inDoubt: Bool, for key: ItemKey) async throws -> Applied {
         let current = try await storedSession(key)
         let unchanged = current.map { $0.loginID == session.loginID && ($0.refreshToken.map { $0 == usedToken } ?? false) } ?? false
         switch answer {
         case .tokens(let response):
             let next = session.refreshed(with: response, at: clock.now)
             guard unchanged else {
-                return .superseded(current: current, revocation: try await discard(next, of: current, for: key))
+                await giveBack(lease, answerLost: false)
+                return .superseded(current: current, revocation: try await discard(next, for: key))
             }
+            let written: Bool
             do {
-                try await commit(next, for: key)
+                written = try await commit(next, for: key, holding: lease)
             } catch {
-                // The provider may have rotated the refresh token: keep the new one in
-                // memory and write it before anything else touches this login.
-                uncommitted[key] = next
+                // The provider may have rotated the refresh token: keep the new one in memory and
+                // write it, still under this lease, before anything else touches this login.
+                uncommitted[key] = (next, lease)
                 logger.error("refreshed tokens could not be stored; kept in memory until they can be",
                              metadata: ["error": "\(error)"])
                 throw error
+            }
+            guard written else {
+                // The lease ran out and another manager took the login over (or a sign-in or a
+                // logout replaced it): this answer came too late, as one after a logout does.
+                return .superseded(current: try await storedSession(key), revocation: try await discard(next, for: key))
             }
             retries[key] = nil
             track(next, for: key)
@@ -155,34 +216,61 @@ extension SessionManager {
         case .invalidGrant:
             // Another refresh, a new sign-in or a logout may have won: only the login the request
             // was made for is wiped.
-            guard unchanged else { return .superseded(current: current, revocation: nil) }
+            guard unchanged, let current else {
+                await giveBack(lease, answerLost: false)
+                return .superseded(current: current, revocation: nil)
+            }
+            if inDoubt { return try await endInDoubt(current, for: key) }
             try await wipe(key, event: .reauthRequired)
             return .answer(.reauthRequired(.refreshRejected))
+        case .lost(let reason):
+            guard unchanged, let current else {
+                await giveBack(lease, answerLost: false)
+                return .superseded(current: current, revocation: nil)
+            }
+            if inDoubt { return try await endInDoubt(current, for: key) }
+            await giveBack(lease, answerLost: true)
+            return .answer(.offline(validGrant(current), reason: holdBack(key, reason)))
         case .transient(let reason):
+            await giveBack(lease, answerLost: false)
             guard let current else { return .answer(.reauthRequired(.noSession)) }
-            let failures = (retries[key]?.failures ?? 0) + 1
-            let delay = configuration.retry.delay(afterFailures: failures, random: random())
-            retries[key] = RetryState(failures: failures, notBefore: clock.now.addingTimeInterval(delay), lastAttemptAt: clock.now)
-            scheduleChanged()
-            logger.notice("refresh failed; login kept", metadata: ["retryInSeconds": "\(Int(delay))"])
-            return .answer(.offline(validGrant(current), reason: reason))
+            return .answer(.offline(validGrant(current), reason: holdBack(key, reason)))
         case .rejected(let error, let description):
+            await giveBack(lease, answerLost: false)
             guard current != nil else { return .answer(.reauthRequired(.noSession)) }
             throw VaultError(.providerRejected,
                 "the provider refused to refresh this login (\(error)\(description.map { ": \($0)" } ?? "")); check the provider settings saved with it (client id and secret, API key, endpoints), then sign in again")
         }
     }
 
-    /// Tokens a refresh brought for a login that a logout or a new sign-in has replaced meanwhile:
-    /// they are never stored; their revocation is journalled (sent by the caller after the lock,
-    /// retried by the background work when the provider is unreachable).
-    ///
-    /// When the store still holds the same sign-in (its refresh token rotated elsewhere), nothing
-    /// is journalled: a revocation record of a live sign-in would make ``resume()`` wipe it.
-    private func discard(_ tokens: LoginSession, of current: LoginSession?, for key: ItemKey) async throws -> QueuedRevocation? {
-        logger.notice("a refresh answered after its login was logged out or replaced; its tokens are discarded")
-        guard current?.loginID != tokens.loginID else { return nil }
-        return try await journalRevocation(of: tokens, for: key)
+    /// Records a failed attempt for the background work's hold-back; returns `reason`.
+    private func holdBack(_ key: ItemKey, _ reason: String) -> String {
+        let failures = (retries[key]?.failures ?? 0) + 1
+        let delay = configuration.retry.delay(afterFailures: failures, random: random())
+        retries[key] = RetryState(failures: failures, notBefore: clock.now.addingTimeInterval(delay), lastAttemptAt: clock.now)
+        scheduleChanged()
+        logger.notice("refresh failed; login kept", metadata: ["retryInSeconds": "\(Int(delay))"])
+        return reason
+    }
+
+    /// The retry after a lost answer failed too: the provider may hold a refresh token this login
+    /// never got, and no request could tell which token is current. The login ends as a logout
+    /// ends it (revocation journalled, then the wipe, which also ends its lease).
+    private func endInDoubt(_ session: LoginSession, for key: ItemKey) async throws -> Applied {
+        logger.warning("a refresh answer was lost twice and the provider may have rotated the refresh token; the login ends")
+        let revocation = try await journalRevocation(of: session, for: key)
+        try await wipe(key, event: .reauthRequired)
+        return .answer(.reauthRequired(.rotationInDoubt), revocation: revocation)
+    }
+
+    /// Releases `lease`. A failure only makes the others wait until it runs out, and counts the
+    /// answer as lost, which errs on the safe side.
+    private func giveBack(_ lease: RefreshLease, answerLost: Bool) async {
+        do {
+            try await store.release(lease, answerLost: answerLost)
+        } catch {
+            logger.warning("a refresh lease could not be released; it runs out by itself", metadata: ["error": "\(error)"])
+        }
     }
 
     /// The cached grant while its access token is still valid at all.

@@ -13,9 +13,12 @@ extension SessionManager {
             if queuedRevocations[revocation.id] == nil {
                 queuedRevocations[revocation.id] = RetryState(failures: 0, notBefore: clock.now)
             }
-            // A logout that crashed after journalling and before wiping: finish the wipe.
+            // A logout that crashed after journalling and before wiping: finish the wipe. Only the
+            // very tokens journalled are wiped: discarded tokens of a refresh that came too late
+            // are journalled too, while their sign-in lives on with newer ones.
             try await withKeyLock(revocation.login) {
-                if let session = try await storedSession(revocation.login), session.loginID == revocation.loginID {
+                if let session = try await storedSession(revocation.login), session.loginID == revocation.loginID,
+                   session.accessToken == revocation.accessToken {
                     try await wipe(revocation.login, event: .loggedOut)
                 }
             }

@@ -21,10 +21,15 @@ import VaultCrypto
 ///   jitter. A client asking is never held back beyond ``Configuration/clientRetryFloor``.
 /// - No lock is held across the network (see `SessionManager+Refresh.swift`): a logout wipes at
 ///   once, and a refresh that answers after it is discarded.
-/// - "Now" comes from the injected clock; nothing here sleeps. The daemon drives proactive refresh
-///   by calling ``runDueWork()`` at ``nextWakeUp()``.
+/// - One refresh per login across every manager sharing the store: each request is made under the
+///   store's refresh lease (``LoginLeases``), and a refresh whose lease was overtaken is discarded.
+/// - "Now" comes from the injected clock; the only sleep is a wait for another manager's refresh,
+///   on the injected `sleeper`. The daemon drives proactive refresh by calling ``runDueWork()`` at
+///   ``nextWakeUp()``.
 ///
-/// Do not run two managers over one store: single flight holds within one manager (the daemon).
+/// Managers share a store's leases only through one ``LoginLeases``: pass a store that offers them
+/// (PostgreSQL), or one ``LocalLoginLeases`` to every manager in the process. Any other store gets
+/// a lease table of its own, so two managers over a bare store refresh independently.
 public actor SessionManager {
     public struct Configuration: Sendable {
         /// A cached access token is answered only while it stays valid at least this long.
@@ -44,10 +49,19 @@ public actor SessionManager {
         public var revocationQueueLifetime: TimeInterval
         /// Whether ``runDueWork()`` refreshes logins ahead of time; when false, only callers refresh.
         public var proactiveRefresh: Bool
+        /// How long a refresh lease lasts: at least twice the transport's request deadline, so a
+        /// holder still waiting for its answer is never overtaken (checked by ``SessionManager/init``).
+        public var refreshLease: TimeInterval
+        /// While another manager holds a login's lease, how often the store is read again when it
+        /// gives no hint of a change (``LoginLeases/changes(of:)``).
+        public var leaseRecheck: TimeInterval
 
         public init(minValid: TimeInterval = 60, refreshAhead: TimeInterval = 60, refreshJitter: TimeInterval = 30,
                     retry: RetryPolicy = RetryPolicy(), revocationQueueLifetime: TimeInterval = 30 * 86400,
-                    proactiveRefresh: Bool = true, clientRetryFloor: TimeInterval = 1) {
+                    proactiveRefresh: Bool = true, clientRetryFloor: TimeInterval = 1,
+                    refreshLease: TimeInterval = 30, leaseRecheck: TimeInterval = 1) {
+            self.refreshLease = refreshLease
+            self.leaseRecheck = leaseRecheck
             self.clientRetryFloor = clientRetryFloor
             self.proactiveRefresh = proactiveRefresh
             self.minValid = minValid
@@ -65,7 +79,14 @@ public actor SessionManager {
         var endReason: ReauthReason
     }
 
-    let store: any TokenStore
+    /// The store, with its refresh lease: every read and write of logins goes through it.
+    let store: any LoginLeases
+    /// The store's immediate read, for ``autoLoginNow(_:)``.
+    nonisolated let readsNow: (any TokenStoreReadingNow)?
+    /// Who this manager is in the store's leases.
+    let leaseOwner: String
+    /// What a wait for another manager's refresh sleeps on.
+    let sleeper: any Clock<Duration>
     let oauth: OAuthClient
     let clock: any VaultClock
     public let configuration: Configuration
@@ -85,8 +106,9 @@ public actor SessionManager {
     var nextFlightID: UInt64 = 0
     var retries: [ItemKey: RetryState] = [:]
     var tracked: [ItemKey: Tracked] = [:]
-    /// Refreshed sessions whose store write failed: written before anything else touches the login.
-    var uncommitted: [ItemKey: LoginSession] = [:] { didSet { hasUncommitted.store(!uncommitted.isEmpty, ordering: .releasing) } }
+    /// Refreshed sessions whose store write failed, with the lease they were got under: written
+    /// (fenced by that lease) before anything else touches the login.
+    var uncommitted: [ItemKey: (session: LoginSession, lease: RefreshLease)] = [:] { didSet { hasUncommitted.store(!uncommitted.isEmpty, ordering: .releasing) } }
     /// Whether ``uncommitted`` holds anything, for ``autoLoginNow(_:)`` (which then leaves the call to the actor).
     nonisolated let hasUncommitted = Atomic<Bool>(false)
     /// Queued revocations by item account (id), with their hold-back.
@@ -97,13 +119,30 @@ public actor SessionManager {
     /// Verifies `oidc` logins (``useOpenID(_:)``); nil refuses them.
     var openID: (any OpenIDVerifier)?
 
-    /// - Parameter random: numbers in 0..<1 for jitter; tests pass a fixed sequence.
+    /// - Parameters:
+    ///   - store: where logins live; a store that is not a ``LoginLeases`` gets a ``LocalLoginLeases`` of its own.
+    ///   - random: numbers in 0..<1 for jitter; tests pass a fixed sequence.
+    ///   - sleeper: what a wait for another manager's refresh sleeps on; tests pass a `ManualSleepClock`.
+    /// - Throws: `.invalidArgument` when ``Configuration/refreshLease`` is shorter than twice the
+    ///   transport's ``OAuthTransport/requestDeadline``.
     public init(store: any TokenStore, transport: any OAuthTransport, clock: any VaultClock,
                 configuration: Configuration = Configuration(),
                 random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+                sleeper: any Clock<Duration> = ContinuousClock(),
                 logger: Logger = Logger(label: "sortedvault.session"),
-                logName: @escaping @Sendable (String) -> String = { _ in "<private>" }) {
-        self.store = store
+                logName: @escaping @Sendable (String) -> String = { _ in "<private>" }) throws {
+        let deadline = transport.requestDeadline
+        guard deadline > 0, configuration.refreshLease >= 2 * deadline else {
+            throw VaultError.invalidArgument(
+                "the refresh lease (\(configuration.refreshLease) s) must last at least twice the provider request deadline (\(deadline) s), so a refresh still waiting for its answer is never overtaken; lengthen the lease or shorten the deadline")
+        }
+        guard configuration.leaseRecheck > 0 else {
+            throw VaultError.invalidArgument("the lease recheck interval must be longer than 0 seconds")
+        }
+        self.store = (store as? any LoginLeases) ?? LocalLoginLeases(wrapping: store, clock: clock)
+        self.readsNow = store as? any TokenStoreReadingNow
+        self.leaseOwner = "manager-" + SecureRandomID.hex(SecureRandomID.make())
+        self.sleeper = sleeper
         self.logName = logName
         self.oauth = OAuthClient(transport: transport)
         self.clock = clock
@@ -161,8 +200,13 @@ public actor SessionManager {
     /// The stored login, after writing any refreshed tokens a failed write left in memory.
     func storedSession(_ key: ItemKey) async throws -> LoginSession? {
         if let pending = uncommitted[key] {
-            try await commit(pending, for: key)
+            let written = try await commit(pending.session, for: key, holding: pending.lease)
             uncommitted[key] = nil
+            if !written, let revocation = try await discard(pending.session, for: key) {
+                // Sent by the background work: this read may be under the login's lock.
+                queuedRevocations[revocation.id] = RetryState(failures: 0, notBefore: clock.now)
+                scheduleChanged()
+            }
         }
         do {
             let item = try await store.retrieve(try SessionItems.item(for: key))
@@ -172,10 +216,18 @@ public actor SessionManager {
         }
     }
 
-    /// Writes the login as one item, expiring when the login ends.
-    func commit(_ session: LoginSession, for key: ItemKey) async throws {
+    /// Writes the login as one item, expiring when the login ends: a sign-in as it is, a refresh
+    /// only while `lease` is still the login's latest. Returns false when the lease was overtaken
+    /// (nothing was written).
+    @discardableResult
+    func commit(_ session: LoginSession, for key: ItemKey, holding lease: RefreshLease? = nil) async throws -> Bool {
         let options = try StoreOptions(label: "sortedvault login", expiresAt: session.endsAt)
-        try await store.store(session.sealedRecord(), for: try SessionItems.item(for: key), options: options)
+        let item = try SessionItems.item(for: key)
+        guard let lease else {
+            try await store.store(session.sealedRecord(), for: item, options: options)
+            return true
+        }
+        return try await store.store(session.sealedRecord(), for: item, options: options, holding: lease)
     }
 
     /// Deletes the login's item and tells the watchers.

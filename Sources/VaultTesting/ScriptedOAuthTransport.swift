@@ -21,8 +21,12 @@ public final class ScriptedOAuthTransport: OAuthTransport {
     public enum Reply: Sendable {
         /// An HTTP answer with this status and body.
         case answer(status: Int, body: String)
-        /// No HTTP answer at all: the transport throws ``OAuthTransportError`` ("provider down").
+        /// No HTTP answer at all: the transport throws ``OAuthTransportError`` ("provider down"),
+        /// and the request never left.
         case unreachable
+        /// The request was sent and its answer lost (the deadline passed, the connection broke):
+        /// the provider may have acted on it.
+        case lostAfterSending
 
         /// A 200 token response (RFC 6749 §5.1).
         public static func tokens(access: String, refresh: String? = nil, expiresIn: Int? = 3600,
@@ -97,15 +101,19 @@ public final class ScriptedOAuthTransport: OAuthTransport {
     }
 
     private let state: Locked<State>
+    public let requestDeadline: TimeInterval
 
     /// Answers requests with `script`, in order; a request past its end throws ``OAuthTransportError``.
-    public init(_ script: [Reply] = []) {
+    /// `requestDeadline` is only reported (a scripted request takes no time unless held).
+    public init(_ script: [Reply] = [], requestDeadline: TimeInterval = 10) {
         state = Locked(State(script: script))
+        self.requestDeadline = requestDeadline
     }
 
     /// Answers every request with `handler`, which may also change the world (the store) first.
-    public init(handler: @escaping Handler) {
+    public init(requestDeadline: TimeInterval = 10, handler: @escaping Handler) {
         state = Locked(State(script: [], handler: handler))
+        self.requestDeadline = requestDeadline
     }
 
     /// Appends answers to the script.
@@ -182,13 +190,16 @@ public final class ScriptedOAuthTransport: OAuthTransport {
         } else if let scripted {
             reply = scripted
         } else {
-            throw OAuthTransportError("ScriptedOAuthTransport: no scripted answer left for request \(requestCount)")
+            throw OAuthTransportError("ScriptedOAuthTransport: no scripted answer left for request \(requestCount)",
+                                      requestMayHaveArrived: false)
         }
         switch reply {
         case .answer(let status, let body):
             return OAuthHTTPResponse(status: status, body: SecureBytes(copying: Array(body.utf8)))
         case .unreachable:
-            throw OAuthTransportError("scripted: the provider is unreachable")
+            throw OAuthTransportError("scripted: the provider is unreachable", requestMayHaveArrived: false)
+        case .lostAfterSending:
+            throw OAuthTransportError("scripted: the provider did not answer in time")
         }
     }
 

@@ -44,6 +44,7 @@ enum AutoLoginOutcome {
         case "refreshRejected": return "the provider no longer accepts this login (the refresh token was revoked, expired or reused)"
         case "refreshTokenExpired": return "the login's refresh token has expired"
         case "lifetimeOver": return "the login reached its maximum lifetime"
+        case "rotationInDoubt": return "the provider's answer to a refresh was lost twice, so its refresh token may have changed; the login was ended"
         default: return "no login is stored for this app and account"
         }
     }

@@ -28,7 +28,7 @@ import VaultTesting
             ScriptedOAuthTransport { request in
                 guard request["refresh_token"] == "R1" else { return .tokens(access: "unexpected") }
                 // Another sign-in lands while this refresh is on the wire.
-                let other = SessionManager(store: store, transport: ScriptedOAuthTransport(), clock: clock)
+                let other = try SessionManager(store: store, transport: ScriptedOAuthTransport(), clock: clock)
                 try await other.save(TokenResponse(accessToken: secure("B1"), expiresIn: 3600, refreshToken: secure("RB")),
                                      provider: try testProvider(), for: SessionHarness.key)
                 return .oauthError("invalid_grant")

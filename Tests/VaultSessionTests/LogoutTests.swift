@@ -92,7 +92,7 @@ import VaultTesting
         let journal = QueuedRevocation(for: session, login: h.key, at: h.clock.now)
         try await h.memory.store(journal.sealedRecord(), for: try journal.item, options: .none)
 
-        let restarted = h.restartedManager()
+        let restarted = try h.restartedManager()
         let seen = try await events(of: restarted, provider: h.provider) {
             try await restarted.resume()
         }
@@ -114,7 +114,7 @@ import VaultTesting
         try await h.memory.store(journal.sealedRecord(), for: try journal.item, options: .none)
         try await h.signIn(access: "NEW", refresh: "RNEW")
 
-        let restarted = h.restartedManager()
+        let restarted = try h.restartedManager()
         try await restarted.resume()
         #expect(text(try await h.storedLogin()?.accessToken) == "NEW")
         await restarted.runDueWork()

@@ -182,7 +182,7 @@ struct NoExpiryStore: TokenStore {
     @Test func proactiveRefreshLogsTheServiceByItsPseudonym() async throws {
         let h = try SessionHarness([.tokens(access: "A2", refresh: "R2")])
         let captured = CapturedLines()
-        let sessions = SessionManager(store: h.store, transport: h.transport, clock: h.clock, configuration: h.configuration,
+        let sessions = try SessionManager(store: h.store, transport: h.transport, clock: h.clock, configuration: h.configuration,
                                       random: SessionHarness.random,
                                       logger: Logger(label: "test") { _ in CapturingHandler(captured: captured) },
                                       logName: { "<name-of:\($0.count)>" })

@@ -78,17 +78,17 @@ struct SessionHarness: Sendable {
         memory = InMemoryTokenStore(clock: clock)
         store = wrap(memory)
         transport = makeTransport(memory, clock)
-        sessions = SessionManager(store: store, transport: transport, clock: clock, configuration: configuration,
-                                  random: Self.random)
+        sessions = try SessionManager(store: store, transport: transport, clock: clock, configuration: configuration,
+                                      random: Self.random)
         key = Self.key
         self.configuration = configuration
         self.provider = try provider ?? testProvider()
     }
 
     /// Another manager over the same store, as after a daemon restart.
-    func restartedManager() -> SessionManager {
-        SessionManager(store: store, transport: transport, clock: clock, configuration: configuration,
-                       random: Self.random)
+    func restartedManager() throws -> SessionManager {
+        try SessionManager(store: store, transport: transport, clock: clock, configuration: configuration,
+                           random: Self.random)
     }
 
     /// Signs in with access token `access` (and refresh token `refresh`) living `expiresIn` seconds.

@@ -21,7 +21,7 @@ extension DaemonSuite {
             try await world.signIn()
             let deadlines = ManualSleepClock()
             let time = ManualClock(mirror: deadlines.reach)
-            let sessions = SessionManager(store: world.vault, transport: URLSessionTransport(clock: deadlines),
+            let sessions = try SessionManager(store: world.vault, transport: URLSessionTransport(clock: deadlines),
                                           clock: world.clock, random: { 0.5 })
             world.clock.advance(by: 3700)
             try await world.provider.control("/test/trickle", ["count": 1, "interval": 2, "bytes": 30])
