@@ -20,7 +20,7 @@ import VaultTesting
         await refresher.transport.waitForRequests(1)
         // A caller on b waits for a's refresh rather than asking the provider a second time.
         let waiting = Task { try await b.autoLogin(FleetSimulation.key) }
-        await fleet.sleepers(1)
+        try await fleet.sleepers(1)
         #expect(other.transport.requestCount == 0)
 
         let logout = try await finishes(within: 60) { try await b.logout(FleetSimulation.key) }

@@ -48,7 +48,7 @@ import VaultTesting
         let holder = Task { try await a.autoLogin(FleetSimulation.key) }
         await provider.transport.waitForRequests(1)
         let waiter = Task { try await b.autoLogin(FleetSimulation.key) }
-        await fleet.sleepers(1)
+        try await fleet.sleepers(1)
         await gate.open()
         #expect(try await holder.value.accessToken == "A2")
         // b is still asleep: nothing told it; its next look (1 s) finds the new tokens.

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import VaultCore
 import VaultCrypto
 @testable import VaultSession
@@ -52,8 +53,13 @@ extension FleetSimulation {
         }
     }
 
-    /// Returns once `count` managers sleep on the fleet's sleeper (waiting for another's refresh).
-    func sleepers(_ count: Int) async {
-        while sleeper.sleeping < count { await Task.yield() }
+    /// Returns once `count` managers sleep on the fleet's sleeper (waiting for another's refresh);
+    /// records an issue if they do not within a minute.
+    func sleepers(_ count: Int) async throws {
+        let sleeper = self.sleeper
+        let asleep = try await finishes(within: 60) {
+            while sleeper.sleeping < count { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        if asleep == nil { Issue.record("\(count) manager(s) were expected to wait for another's refresh") }
     }
 }
