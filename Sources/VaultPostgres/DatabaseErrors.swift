@@ -5,8 +5,9 @@ import VaultCore
 /// carries a statement's bound values (they may be ciphertext or keyed hashes, useless to a reader).
 enum DatabaseErrors {
     static func noAnswer(within limit: Duration) -> VaultError {
+        // A write abandoned here may still commit on the server: say so, so nobody assumes it did not.
         VaultError(.unavailable,
-                   "the database did not answer within \(seconds(limit)): check that PostgreSQL is running and reachable from this host")
+                   "the database did not answer within \(seconds(limit)), so a write may or may not have been applied: check that PostgreSQL is running and reachable from this host, then read the item again")
     }
 
     static func translate(_ error: any Error) -> any Error {
