@@ -53,6 +53,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
     ],
     targets: [
         .systemLibrary(
@@ -68,6 +69,18 @@ let package = Package(
             dependencies: ["Vault", "VaultCore", .product(name: "GRDB", package: "GRDB.swift"),
                            // SQLite's C API, for every read (SQLiteReaders).
                            .product(name: "GRDBSQLite", package: "GRDB.swift")]
+        ),
+        // Fleet mode's shared store: sealed rows in PostgreSQL (docs/fleet.md). The database sees only
+        // ciphertext and names' keyed hashes: rows are sealed here, above it, with Vault's metadata encoding.
+        .target(
+            name: "VaultPostgres",
+            dependencies: [
+                "Vault", "VaultCore", "VaultCrypto",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
         ),
         .target(name: "VaultTesting", dependencies: ["VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON"]),
         .target(name: "BoundedJSON"),
@@ -217,6 +230,14 @@ let package = Package(
         .testTarget(
             name: "SecretServiceTests",
             dependencies: ["VaultSecretService", "VaultClient", "VaultCore", "VaultCrypto", "VaultTesting", "CSecret", "TestSupport", .product(name: "NIOPosix", package: "swift-nio")]
+        ),
+        .testTarget(
+            name: "PostgresTests",
+            dependencies: [
+                "VaultPostgres", "VaultCore", "VaultCrypto", "VaultTesting", "TestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "VaultTests",

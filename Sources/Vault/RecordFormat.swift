@@ -31,7 +31,8 @@ enum RecordFormat {
 }
 
 /// The sealed metadata: the names, label, attributes and dates of an item, as JSON inside the box.
-struct SealedMetadata: Codable {
+/// The one encoding of an item's metadata at rest, for the SQLite vault and the fleet's PostgreSQL rows.
+public struct SealedMetadata: Codable {
     static let maximumEncodedBytes = 256 * 1024
 
     var service: String
@@ -42,7 +43,7 @@ struct SealedMetadata: Codable {
     var modifiedAt: Double
     var expiresAt: Double?
 
-    init(_ metadata: ItemMetadata) {
+    public init(_ metadata: ItemMetadata) {
         service = metadata.service
         account = metadata.account
         label = metadata.label
@@ -78,7 +79,7 @@ struct SealedMetadata: Codable {
         self.expiresAt = expiresAt
     }
 
-    func encoded() throws -> SecureBytes {
+    public func encoded() throws -> SecureBytes {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         var data = try encoder.encode(self)
@@ -90,7 +91,7 @@ struct SealedMetadata: Codable {
     /// straight from secure memory: it is on every read's path, where Foundation's `JSONDecoder`
     /// cost several times more (docs/speed.md). Absent and `null` optionals are nil, unknown keys are
     /// ignored, anything else out of shape is damage — as `JSONDecoder` decoded this type.
-    static func decode(_ plaintext: SecureBytes) throws -> ItemMetadata {
+    public static func decode(_ plaintext: SecureBytes) throws -> ItemMetadata {
         let decoded = try plaintext.withUnsafeBytes { raw -> SealedMetadata in
             guard raw.count <= maximumEncodedBytes, let value = try? JSONValue.parse(raw),
                   let decoded = SealedMetadata(value) else { throw damaged }

@@ -1,0 +1,106 @@
+import Foundation
+import PostgresNIO
+import VaultCore
+
+/// How a daemon reaches the fleet's PostgreSQL.
+///
+/// ```swift
+/// var settings = PostgresSettings(endpoint: .unixSocket(directory: "/run/postgresql"), database: "sortedvault",
+///                                 user: "sortedvault", passwordFile: "/etc/sortedvault/db-password")
+/// let client = PostgresClient(configuration: try settings.clientConfiguration())
+/// ```
+///
+/// The password comes from a file only — never argv or the environment, where other processes can
+/// read it — and a file that others may read is refused. TLS is required for every host that is not
+/// a loopback address; there is no setting to turn it off.
+public struct PostgresSettings: Sendable, Equatable {
+    public enum Endpoint: Sendable, Equatable {
+        /// The directory holding PostgreSQL's socket (`.s.PGSQL.<port>`).
+        case unixSocket(directory: String)
+        /// A host name or address; TLS unless it is a loopback address.
+        case tcp(host: String)
+    }
+
+    public var endpoint: Endpoint
+    public var port: Int
+    public var database: String
+    public var user: String
+    /// A file holding the password (one line), owned by this user and readable by nobody else.
+    public var passwordFile: String?
+    /// PEM file of the certificate authorities that sign the server's certificate; the system's when nil.
+    public var trustRootsFile: String?
+    /// The server cancels a statement that runs longer (`statement_timeout`).
+    public var statementTimeout: Duration
+    /// The server gives up waiting for a row or table lock after this (`lock_timeout`).
+    public var lockTimeout: Duration
+    /// The server ends a session left idle inside a transaction (`idle_in_transaction_session_timeout`).
+    public var idleInTransactionTimeout: Duration
+    /// How long one call (a query or a whole transaction) may take on the daemon's clock before it is
+    /// abandoned with an `unavailable` error.
+    public var callDeadline: Duration
+
+    /// The pool's ceiling per daemon: several daemons share one server's `max_connections`.
+    public static let maximumConnections = 4
+
+    public init(endpoint: Endpoint, port: Int = 5432, database: String, user: String, passwordFile: String? = nil,
+                trustRootsFile: String? = nil, statementTimeout: Duration = .seconds(5), lockTimeout: Duration = .seconds(2),
+                idleInTransactionTimeout: Duration = .seconds(10), callDeadline: Duration = .seconds(10)) {
+        self.endpoint = endpoint
+        self.port = port
+        self.database = database
+        self.user = user
+        self.passwordFile = passwordFile
+        self.trustRootsFile = trustRootsFile
+        self.statementTimeout = statementTimeout
+        self.lockTimeout = lockTimeout
+        self.idleInTransactionTimeout = idleInTransactionTimeout
+        self.callDeadline = callDeadline
+    }
+
+    /// postgres-nio's configuration for these settings: reads the password file, chooses TLS, caps the
+    /// pool and sets the server-side timeouts of every connection in its start-up message.
+    public func clientConfiguration() throws -> PostgresClient.Configuration {
+        guard (1...65535).contains(port) else { throw VaultError.invalidArgument("the database port \(port) is not 1–65535") }
+        guard !database.isEmpty, !user.isEmpty else {
+            throw VaultError.invalidArgument("the database settings need a database and a user name")
+        }
+        let password = try passwordFile.map(PasswordFile.read)
+        var configuration: PostgresClient.Configuration
+        switch endpoint {
+        case let .unixSocket(directory):
+            configuration = .init(unixSocketPath: "\(directory)/.s.PGSQL.\(port)", username: user, password: password, database: database)
+        case let .tcp(host):
+            configuration = .init(host: host, port: port, username: user, password: password, database: database, tls: .disable)
+            if !Self.isLoopback(host) {
+                var tls = TLSConfiguration.makeClientConfiguration()
+                if let trustRootsFile { tls.trustRoots = .file(trustRootsFile) }
+                configuration.tls = .require(tls)
+            }
+        }
+        configuration.options.maximumConnections = Self.maximumConnections
+        configuration.options.connectTimeout = callDeadline
+        configuration.options.additionalStartupParameters = [
+            ("application_name", "sortedvault"),
+            ("statement_timeout", Self.milliseconds(statementTimeout)),
+            ("lock_timeout", Self.milliseconds(lockTimeout)),
+            ("idle_in_transaction_session_timeout", Self.milliseconds(idleInTransactionTimeout)),
+        ]
+        return configuration
+    }
+
+    /// Only literal loopback addresses: a name such as `localhost` is resolved elsewhere and may not be.
+    static func isLoopback(_ host: String) -> Bool {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, host, &v6) == 1 {
+            return withUnsafeBytes(of: &v6) { Array($0) } == [UInt8](repeating: 0, count: 15) + [1]
+        }
+        return false
+    }
+
+    private static func milliseconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        return String(seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+    }
+}

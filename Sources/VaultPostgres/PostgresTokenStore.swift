@@ -1,0 +1,181 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Vault
+import VaultCore
+import VaultCrypto
+
+/// A ``TokenStore`` in PostgreSQL, shared by the daemons of a fleet (docs/fleet.md).
+///
+/// ```swift
+/// let client = PostgresClient(configuration: try settings.clientConfiguration())
+/// Task { await client.run() }                       // or as a Service in the daemon's ServiceGroup
+/// let store = try await PostgresTokenStore.open(client: client, masterKey: master, clock: SystemClock(),
+///                                               callDeadline: settings.callDeadline)
+/// ```
+///
+/// Rows are sealed here, above the database: it sees a keyed hash of each item's names, the clear
+/// expiry (so it can purge), and ciphertext bound to the row ([RowSeal]). Every call runs under a
+/// deadline on `deadlineClock` and fails with `.unavailable` when the database does not answer in
+/// time. The caller runs `client.run()` for as long as the store is used.
+public final class PostgresTokenStore: TokenStore {
+    let client: PostgresClient
+    let keys: FleetKeyRing
+    let clock: any VaultClock
+    let deadline: DatabaseDeadline
+    let logger: Logger
+
+    private init(client: PostgresClient, keys: FleetKeyRing, clock: any VaultClock, deadline: DatabaseDeadline, logger: Logger) {
+        self.client = client
+        self.keys = keys
+        self.clock = clock
+        self.deadline = deadline
+        self.logger = logger
+    }
+
+    /// Brings the schema up to date, creates the fleet's keys if none exist (both under the migration
+    /// lock), and loads the keys with `masterKey`, which must be the one the fleet's keys were wrapped with.
+    public static func open(client: PostgresClient, masterKey: SecureBytes, clock: any VaultClock, callDeadline: Duration,
+                            deadlineClock: any Clock<Duration> = ContinuousClock(), logger: Logger? = nil) async throws -> PostgresTokenStore {
+        var logger = logger ?? Logger(label: "sortedvault.postgres")
+        // postgres-nio logs statements at debug level; they carry ciphertext and keyed hashes only,
+        // but a log is no place for either.
+        logger.logLevel = max(logger.logLevel, .info)
+        let store = PostgresTokenStore(
+            client: client, keys: try FleetKeyRing(master: masterKey), clock: clock,
+            deadline: DatabaseDeadline(clock: deadlineClock, limit: callDeadline), logger: logger)
+        let keys = store.keys
+        try await store.transaction { connection, logger in
+            try await FleetSchema.migrate(connection, logger: logger)
+            try await keys.createIfEmpty(connection, logger: logger)
+        }
+        try await store.connection { connection, logger in try await keys.reload(connection, logger: logger) }
+        return store
+    }
+
+    public func store(_ secret: SecureBytes, for key: ItemKey, options: StoreOptions) async throws {
+        try validateSecret(secret)
+        let lookup = try keys.lookup(for: key)
+        let now = clock.now
+        let keys = keys
+        try await transaction { connection, logger in
+            let (keyID, dataKey) = try await keys.activeDataKey(connection, logger: logger)
+            var createdAt = now
+            let existing = try await connection.query(
+                "SELECT generation, key_id, sealed_metadata FROM sortedvault_items WHERE lookup = \(ByteBuffer(bytes: lookup)) FOR UPDATE",
+                logger: logger).collect()
+            if let row = existing.first {
+                let (generation, oldKeyID, sealed) = try row.decode((Int64, Int32, ByteBuffer).self)
+                let identity = RowSeal.Identity(lookup: lookup, generation: generation, keyID: oldKeyID)
+                // A replacement keeps the creation date; a row that no longer opens is simply replaced.
+                if let oldKey = keys.dataKey(oldKeyID),
+                   let old = try? SealedMetadata.decode(RowSeal.open(sealed, .metadata, identity, key: oldKey)),
+                   old.key == key, !old.isExpired(at: now) {
+                    createdAt = old.createdAt
+                }
+            }
+            let generation = try await Self.nextGenerations(1, connection, logger: logger)[0]
+            let identity = RowSeal.Identity(lookup: lookup, generation: generation, keyID: keyID)
+            let metadata = ItemMetadata(key: key, label: options.label, attributes: options.attributes,
+                                        createdAt: createdAt, modifiedAt: now, expiresAt: options.expiresAt)
+            let sealedMetadata = try RowSeal.seal(SealedMetadata(metadata).encoded(), .metadata, identity, key: dataKey)
+            let sealedSecret = try RowSeal.seal(secret, .secret, identity, key: dataKey)
+            try await connection.query("""
+                INSERT INTO sortedvault_items (lookup, generation, key_id, expires_at, sealed_metadata, sealed_secret)
+                VALUES (\(ByteBuffer(bytes: lookup)), \(generation), \(keyID), \(options.expiresAt), \(sealedMetadata), \(sealedSecret))
+                ON CONFLICT (lookup) DO UPDATE SET generation = excluded.generation, key_id = excluded.key_id,
+                    expires_at = excluded.expires_at, sealed_metadata = excluded.sealed_metadata,
+                    sealed_secret = excluded.sealed_secret, version = sortedvault_items.version + 1
+                """, logger: logger)
+        }
+    }
+
+    public func retrieve(_ key: ItemKey) async throws -> RetrievedItem {
+        let lookup = try keys.lookup(for: key)
+        let rows = try await connection { connection, logger in
+            try await connection.query(
+                "SELECT generation, key_id, sealed_metadata, sealed_secret FROM sortedvault_items WHERE lookup = \(ByteBuffer(bytes: lookup))",
+                logger: logger).collect()
+        }
+        guard let row = rows.first else { throw VaultError.notFound(key) }
+        let (generation, keyID, sealedMetadata, sealedSecret) = try row.decode((Int64, Int32, ByteBuffer, ByteBuffer).self)
+        let identity = RowSeal.Identity(lookup: lookup, generation: generation, keyID: keyID)
+        let dataKey = try await dataKey(keyID)
+        let metadata = try SealedMetadata.decode(RowSeal.open(sealedMetadata, .metadata, identity, key: dataKey))
+        guard metadata.key == key else { throw VaultErrorText.rowDoesNotOpen }
+        if metadata.isExpired(at: clock.now) {
+            try await purge(lookup: lookup, generation: generation)
+            throw VaultError.notFound(key)
+        }
+        return RetrievedItem(metadata: metadata, secret: try RowSeal.open(sealedSecret, .secret, identity, key: dataKey))
+    }
+
+    public func delete(_ key: ItemKey) async throws {
+        let lookup = try keys.lookup(for: key)
+        let rows = try await connection { connection, logger in
+            try await connection.query(
+                "DELETE FROM sortedvault_items WHERE lookup = \(ByteBuffer(bytes: lookup)) RETURNING expires_at",
+                logger: logger).collect()
+        }
+        guard let row = rows.first else { throw VaultError.notFound(key) }
+        // An expired item was only purged: for the caller it was already gone.
+        if let expiresAt = try row.decode(Date?.self), expiresAt <= clock.now { throw VaultError.notFound(key) }
+    }
+
+    public func list(service: String?) async throws -> [ItemMetadata] {
+        let now = clock.now
+        let rows = try await connection { connection, logger in
+            try await connection.query("DELETE FROM sortedvault_items WHERE expires_at <= \(now)", logger: logger)
+            return try await connection.query(
+                "SELECT lookup, generation, key_id, sealed_metadata FROM sortedvault_items", logger: logger).collect()
+        }
+        var items: [ItemMetadata] = []
+        for row in rows {
+            let (lookup, generation, keyID, sealed) = try row.decode((ByteBuffer, Int64, Int32, ByteBuffer).self)
+            let identity = RowSeal.Identity(lookup: Array(lookup.readableBytesView), generation: generation, keyID: keyID)
+            let metadata = try SealedMetadata.decode(RowSeal.open(sealed, .metadata, identity, key: try await dataKey(keyID)))
+            guard try keys.lookup(for: metadata.key) == identity.lookup else { throw VaultErrorText.rowDoesNotOpen }
+            if metadata.isExpired(at: now) { continue }
+            if let service, metadata.service != service { continue }
+            items.append(metadata)
+        }
+        return items.sortedForListing()
+    }
+
+    // MARK: Database calls
+
+    /// Runs `body` on a pooled connection, autocommit, under the deadline.
+    func connection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
+        let client = client, logger = logger
+        return try await deadline.run { try await client.withConnection { try await body($0, logger) } }
+    }
+
+    /// Runs `body` in one transaction under the deadline: committed when it returns, rolled back when it throws.
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
+        let client = client, logger = logger
+        return try await deadline.run { try await client.withTransaction(logger: logger) { try await body($0, logger) } }
+    }
+
+    /// The data key `id`, loading the key table again when another daemon added it since.
+    func dataKey(_ id: Int32) async throws -> SecureBytes {
+        if let key = keys.dataKey(id) { return key }
+        let keys = keys
+        try await connection { connection, logger in try await keys.reload(connection, logger: logger) }
+        guard let key = keys.dataKey(id) else { throw VaultErrorText.unknownKey(id) }
+        return key
+    }
+
+    static func nextGenerations(_ count: Int, _ connection: PostgresConnection, logger: Logger) async throws -> [Int64] {
+        try await connection.query("SELECT nextval('sortedvault_generation') FROM generate_series(1, \(count))", logger: logger)
+            .collect().map { try $0.decode(Int64.self) }
+    }
+
+    /// Removes an expired row, unless it was replaced meanwhile.
+    private func purge(lookup: [UInt8], generation: Int64) async throws {
+        _ = try await connection { connection, logger in
+            try await connection.query(
+                "DELETE FROM sortedvault_items WHERE lookup = \(ByteBuffer(bytes: lookup)) AND generation = \(generation)",
+                logger: logger)
+        }
+    }
+}
