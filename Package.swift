@@ -33,6 +33,8 @@ let package = Package(
         .library(name: "VaultSession", targets: ["VaultSession"]),
         .library(name: "VaultOAuthHTTP", targets: ["VaultOAuthHTTP"]),
         .library(name: "VaultOIDC", targets: ["VaultOIDC"]),
+        // What an app imports: `SortedVault.login(service:account:)` and the login API underneath.
+        .library(name: "SortedVault", targets: ["SortedVault"]),
         // For the micro-benchmarks in `Benchmarks/` (their own package, so a plain build skips them).
         .library(name: "VaultCrypto", targets: ["VaultCrypto"]),
         .library(name: "Varlink", targets: ["Varlink"]),
@@ -150,6 +152,9 @@ let package = Package(
         // one conversion between VaultAPI's wire types and VaultCore's and VaultSession's, the wire
         // errors made from `VaultError`, and the interface files as served. The daemon builds on it.
         .target(name: "VaultClient", dependencies: ["Varlink", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "CLICore", .product(name: "NIOPosix", package: "swift-nio")]),
+        // The umbrella an app adopts in one line: finds the user's daemon and re-exports the login API
+        // (VaultSession), the socket client (VaultClient), VaultCore and VaultCrypto; nothing of the wire.
+        .target(name: "SortedVault", dependencies: ["VaultClient", "VaultSession", "VaultCore", "VaultCrypto", "CLICore"]),
         // What the ArgumentParser programs (`sortedvault-cli`, `sortedvault-daemon`, the credential
         // helpers) share over the CLI core: their options, error reporting and the exec token file.
         .target(
@@ -203,6 +208,7 @@ let package = Package(
         .testTarget(name: "VaultAPITests", dependencies: ["VaultAPI", "VaultCrypto", "BoundedJSON"]),
         .testTarget(name: "VaultSessionTests", dependencies: ["VaultSession", "VaultCore", "VaultCrypto", "VaultTesting", "BoundedJSON", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "VaultPolicyTests", dependencies: ["VaultPolicy"]),
+        .testTarget(name: "SortedVaultTests", dependencies: ["SortedVault", "VaultTesting"]),
         .testTarget(name: "CredentialHelpersTests", dependencies: ["CredentialHelpers", "VaultCrypto"]),
         .testTarget(
             name: "VaultOIDCTests",
@@ -216,7 +222,7 @@ let package = Package(
             name: "DaemonTests",
             dependencies: [
                 "VaultClient", "VaultDaemon", "VaultAPI", "Varlink", "VaultCore", "VaultCrypto", "VaultTesting",
-                "VaultSession", "VaultOAuthHTTP", "Vault", "VaultSQLite", "VaultPolicy", "TestSupport",
+                "VaultSession", "VaultOAuthHTTP", "Vault", "VaultSQLite", "VaultPolicy", "TestSupport", "SortedVault",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -8,9 +8,9 @@ import NIOCore
 /// decoded: it comes out as the error, and everything after it is zeroed and dropped, because the
 /// connection answers it and closes.
 ///
-/// Internal to the server; `@_spi(Benchmarks)` only so the micro-benchmarks under `Benchmarks/`
-/// (a separate package) and the fuzz target can run it.
-@_spi(Benchmarks) public struct VarlinkFrameDecoder: NIOSingleStepByteToMessageDecoder {
+/// The server's framing, and the client's where a reply stream is read on an event loop
+/// (`SessionClient.watch`); the micro-benchmarks under `Benchmarks/` and the fuzz target run it too.
+public struct VarlinkFrameDecoder: NIOSingleStepByteToMessageDecoder {
     public typealias InboundOut = Result<ByteBuffer, VarlinkError>
 
     private let maxFrameBytes: Int

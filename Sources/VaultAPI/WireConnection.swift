@@ -19,7 +19,7 @@ import Glibc
 /// threads holds it under a lock (`VaultClient` does), hence `@unchecked Sendable`.
 public final class WireConnection: @unchecked Sendable {
     public let path: String
-    private let descriptor: Int32
+    private var descriptor: Int32
     /// What came after the last frame's NUL: the start of the next reply of a streaming call.
     private var leftover = WipedBuffer(capacity: 16)
 
@@ -64,7 +64,17 @@ public final class WireConnection: @unchecked Sendable {
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    deinit { close(descriptor) }
+    deinit { if descriptor >= 0 { close(descriptor) } }
+
+    /// Hands the connected, checked socket to a caller that reads it elsewhere (an event loop, for
+    /// a stream that may last for hours without a thread waiting on it); this connection then owns
+    /// it no more and must not be used again. Call it before receiving anything: bytes this
+    /// connection already read past a frame would be lost.
+    public func detachDescriptor() -> Int32 {
+        precondition(descriptor >= 0 && leftover.count == 0, "a WireConnection's socket is detached once, before any receive")
+        defer { descriptor = -1 }
+        return descriptor
+    }
 
     /// Sends a whole frame (its terminating NUL included by the writer).
     public func send(_ frame: WireBytes) throws(TransportFailure) {

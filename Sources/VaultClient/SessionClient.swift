@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import Varlink
 import VaultAPI
 import VaultCore
@@ -18,19 +19,23 @@ import CLICore
 /// }
 /// ```
 ///
+/// It is the daemon's ``LoginService``; `VaultLogin` (product `SortedVault`) is the short way in.
+///
 /// Errors are the same `VaultError` codes as everywhere: `.locked`, `.permissionDenied`,
 /// `.unavailable` (no daemon), `.notFound` (Status of a login that is not there), `.providerRejected`.
-public final class SessionClient: Sendable {
-    private let client: VaultClient
+public final class SessionClient: LoginService {
+    let client: VaultClient
 
-    public init(socketPath: String, timeout: Duration = .seconds(30)) {
-        client = VaultClient(socketPath: socketPath, timeout: timeout)
+    /// Calls run on `threadPool` (NIO's shared one unless given), as ``VaultClient``'s do; a
+    /// ``watch(service:account:)`` uses it only to connect.
+    public init(socketPath: String, timeout: Duration = .seconds(30), threadPool: NIOThreadPool = .singleton) {
+        client = VaultClient(socketPath: socketPath, timeout: timeout, threadPool: threadPool)
     }
 
     /// Stores the login from the provider's token response (RFC 6749 §5.1 JSON object).
     @discardableResult
     public func save(tokenResponse: [String: JSONValue], provider: OAuthProvider, for key: ItemKey,
-                     maximumLifetime: Int? = nil) async throws -> [String: JSONValue] {
+                     maximumLifetime: Int? = nil) async throws -> SessionStatus {
         try await save(tokenResponse: tokenResponse, provider: ProviderSettings(provider), for: key, maximumLifetime: maximumLifetime)
     }
 
@@ -43,10 +48,10 @@ public final class SessionClient: Sendable {
     /// ```
     @discardableResult
     public func save(tokenResponse: [String: JSONValue], provider: ProviderSettings, for key: ItemKey,
-                     maximumLifetime: Int? = nil) async throws -> [String: JSONValue] {
+                     maximumLifetime: Int? = nil) async throws -> SessionStatus {
         let request = SessionInterface.Save.Request(service: key.service, account: key.account, tokenResponse: tokenResponse,
                                                     provider: .init(provider), maxLifetimeSeconds: maximumLifetime.map { Int64($0) })
-        return VarlinkWire.jsonObject(try await call(SessionInterface.Save.self, request).session)
+        return SessionStatus(wire: try await call(SessionInterface.Save.self, request).session)
     }
 
     /// Stores the login from the JSON text of the provider's answer, as it sent it (what
@@ -54,7 +59,7 @@ public final class SessionClient: Sendable {
     /// memory and onto the wire without ever being a `String`.
     @discardableResult
     public func save(tokenResponseJSON json: SecureBytes, provider: ProviderSettings, for key: ItemKey,
-                     maximumLifetime: Int? = nil) async throws -> [String: JSONValue] {
+                     maximumLifetime: Int? = nil) async throws -> SessionStatus {
         let request: SessionInterface.Save.Request
         do {
             request = try json.withUnsafeBytes { raw in
@@ -64,7 +69,7 @@ public final class SessionClient: Sendable {
         } catch let error as WireParameterError {
             throw VaultError.invalidArgument("the token response cannot be sent: \(error.reason)")
         }
-        return VarlinkWire.jsonObject(try await call(SessionInterface.Save.self, request).session)
+        return SessionStatus(wire: try await call(SessionInterface.Save.self, request).session)
     }
 
     /// "Am I still logged in?"
@@ -84,45 +89,15 @@ public final class SessionClient: Sendable {
                             providerCannotRevoke: reply.providerCannotRevoke)
     }
 
-    /// The login's state as the daemon reports it (never tokens), as the interface's `SessionState` object.
-    public func status(_ key: ItemKey) async throws -> [String: JSONValue] {
-        VarlinkWire.jsonObject(try await call(SessionInterface.Status.self, .init(key)).session)
+    /// The login's state as the daemon reports it (never tokens).
+    public func status(_ key: ItemKey) async throws -> SessionStatus {
+        SessionStatus(wire: try await call(SessionInterface.Status.self, .init(key)).session)
     }
 
     /// The logins this client may see under the daemon's policy (`session.list`), of one service
     /// when given: names, user ids, states and expiries, never tokens.
     public func list(service: String? = nil) async throws -> [SessionListEntry] {
         try await call(SessionInterface.List.self, .init(service: service)).logins.map(SessionListEntry.init(wire:))
-    }
-
-    /// Streams login events until `onEvent` returns false or the daemon goes away. Blocks the
-    /// calling thread: run it on a thread of its own. The first event has kind "watching".
-    public func watchBlocking(service: String? = nil, account: String? = nil,
-                              onEvent: ((kind: String, service: String, account: String, at: Date)) throws -> Bool) throws {
-        let connection: WireConnection
-        do {
-            connection = try VaultClient.connect(client.socketPath, timeout: .seconds(365 * 86400))
-        } catch {
-            throw VaultClient.vaultError(error, socketPath: client.socketPath)
-        }
-        var frame: WireBytes? = VarlinkWire.encodeCall(SessionInterface.Watch.self, .init(service: service, account: account), more: true)
-        do {
-            while true {
-                let received = try VaultClient.receive(frame, on: connection)
-                frame = nil
-                switch try VaultClient.decode(SessionInterface.Watch.self, received) {
-                case .error(let name, let parameters): throw SessionWireError.decode(name, parameters)
-                case .reply(let reply, let continues):
-                    let event = reply.event
-                    let keepGoing = try onEvent((event.kind.rawValue, event.service, event.account, Date(timeIntervalSince1970: event.at)))
-                    guard continues && keepGoing else { return }
-                }
-            }
-        } catch let error as WireReplyError {
-            throw VaultError.storageFailure("the daemon sent a \(error.description)")
-        } catch let error as VarlinkClientError {
-            throw VaultClient.vaultError(error, socketPath: client.socketPath)
-        }
     }
 
     private func call<M: VarlinkMethod & SendableMetatype>(_ method: M.Type, _ request: M.Request) async throws -> M.Reply {

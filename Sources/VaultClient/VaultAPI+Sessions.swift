@@ -67,6 +67,21 @@ extension SessionInterface.SessionState {
     }
 }
 
+extension SessionStatus {
+    public init(wire state: SessionInterface.SessionState) {
+        func date(_ seconds: Double?) -> Date? { seconds.map(Date.init(timeIntervalSince1970:)) }
+        self.init(state: state.state, providerKind: state.providerKind, tokenType: state.tokenType, scopes: state.scopes,
+                  accessTokenExpiresAt: Date(timeIntervalSince1970: state.accessTokenExpiresAt),
+                  refreshTokenExpiresAt: date(state.refreshTokenExpiresAt), absoluteExpiresAt: date(state.absoluteExpiresAt),
+                  hasRefreshToken: state.hasRefreshToken, hasIDToken: state.hasIdToken,
+                  issuedAt: Date(timeIntervalSince1970: state.issuedAt), signedInAt: Date(timeIntervalSince1970: state.signedInAt),
+                  lastRefreshedAt: date(state.lastRefreshedAt), userID: state.userId, tokenEndpoint: state.tokenEndpoint,
+                  revocationEndpoint: state.revocationEndpoint, clientID: state.clientId,
+                  clientAuthentication: state.clientAuthentication, hasClientSecret: state.hasClientSecret,
+                  retryNotBefore: date(state.retryNotBefore))
+    }
+}
+
 extension SessionInterface.Login {
     public init(_ entry: SessionListEntry) {
         self.init(service: entry.service, account: entry.account, providerKind: entry.providerKind, userId: entry.userID,
@@ -96,6 +111,23 @@ extension SessionInterface.Event {
         case .loggedOut: kind = .loggedOut
         }
         self.init(kind: kind, service: event.key.service, account: event.key.account, at: event.at.timeIntervalSince1970)
+    }
+}
+
+extension SessionEvent {
+    /// A Watch reply's event; nil for `watching`, which only says the subscription holds.
+    public init?(wire event: SessionInterface.Event) throws {
+        let kind: SessionEvent.Kind
+        switch event.kind {
+        case .watching: return nil
+        case .saved: kind = .saved
+        case .refreshed: kind = .refreshed
+        case .expired: kind = .expired
+        case .reauthRequired: kind = .reauthRequired
+        case .loggedOut: kind = .loggedOut
+        }
+        self.init(kind: kind, key: try ItemKey(service: event.service, account: event.account),
+                  at: Date(timeIntervalSince1970: event.at))
     }
 }
 

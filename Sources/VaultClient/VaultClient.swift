@@ -31,9 +31,9 @@ import CLICore
 /// are callers). A caller cancelled while waiting for its turn leaves without sending its call.
 public final class VaultClient: TokenStore, LockableStore {
     let socketPath: String
-    private let timeout: Duration
+    let timeout: Duration
     private let connection = Locked<WireConnection?>(nil)
-    private let threadPool: NIOThreadPool
+    let threadPool: NIOThreadPool
     private let turns = KeyedLock<Turn>()
     private enum Turn: Hashable { case call }
 

@@ -20,5 +20,11 @@ public struct SessionEvent: Sendable, Equatable {
     public let kind: Kind
     public let key: ItemKey
     public let at: Date
-    // Made only by SessionManager (the memberwise init); subscribers read events, never make them.
+
+    /// An event as it happened: ``SessionManager`` makes them, `SessionClient` reads them from Watch.
+    public init(kind: Kind, key: ItemKey, at: Date) {
+        self.kind = kind
+        self.key = key
+        self.at = at
+    }
 }

@@ -27,6 +27,32 @@ public struct SessionStatus: Sendable, Equatable {
     /// When the next refresh attempt may be made after transient failures, if it is held back.
     public var retryNotBefore: Date?
 
+    /// A status as reported elsewhere (the daemon's `Status` reply, read by `SessionClient`).
+    public init(state: String, providerKind: String, tokenType: String, scopes: [String], accessTokenExpiresAt: Date,
+                refreshTokenExpiresAt: Date?, absoluteExpiresAt: Date?, hasRefreshToken: Bool, hasIDToken: Bool, issuedAt: Date,
+                signedInAt: Date, lastRefreshedAt: Date?, userID: String?, tokenEndpoint: String, revocationEndpoint: String?,
+                clientID: String, clientAuthentication: String, hasClientSecret: Bool, retryNotBefore: Date?) {
+        self.state = state
+        self.providerKind = providerKind
+        self.tokenType = tokenType
+        self.scopes = scopes
+        self.accessTokenExpiresAt = accessTokenExpiresAt
+        self.refreshTokenExpiresAt = refreshTokenExpiresAt
+        self.absoluteExpiresAt = absoluteExpiresAt
+        self.hasRefreshToken = hasRefreshToken
+        self.hasIDToken = hasIDToken
+        self.issuedAt = issuedAt
+        self.signedInAt = signedInAt
+        self.lastRefreshedAt = lastRefreshedAt
+        self.userID = userID
+        self.tokenEndpoint = tokenEndpoint
+        self.revocationEndpoint = revocationEndpoint
+        self.clientID = clientID
+        self.clientAuthentication = clientAuthentication
+        self.hasClientSecret = hasClientSecret
+        self.retryNotBefore = retryNotBefore
+    }
+
     init(_ session: LoginSession, now: Date, minValid: TimeInterval, retryNotBefore: Date?) {
         if session.isValid(at: now, forAtLeast: minValid) {
             state = "valid"

@@ -48,7 +48,8 @@ struct Exec: AsyncParsableCommand {
             let file = try TokenFile(environment: ProcessInfo.processInfo.environment)
             defer { file.remove() }
             // Watch first, so a refresh between the first token and the command's start is not missed.
-            try TokenRefresher(sessions: sessions, key: key, file: file).start()
+            let refresher = try await TokenRefresher(sessions: sessions, key: key, file: file).start()
+            defer { refresher.cancel() }
             try file.write(try await Self.validToken(sessions, key))
             let child = try ChildProcess.spawn(command, extra: [env: file.path])
             status = await ChildProcess.wait(child)

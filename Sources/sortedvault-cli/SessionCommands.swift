@@ -4,6 +4,7 @@ import Foundation
 import CLIOptions
 import VaultClient
 import VaultCore
+import VaultAPI
 import VaultCrypto
 import VaultSession
 
@@ -72,8 +73,7 @@ struct SessionSave: ReportingCommand {
         _ = try input.withUnsafeBytes { try TokenResponse(json: $0, kind: settings.kind) }  // a clear error here, before the daemon sees it
         let session = try await global.sessionClient().save(tokenResponseJSON: input, provider: settings, for: key,
                                                              maximumLifetime: maxLifetime)
-        let expires = session["accessTokenExpiresAt"]?.doubleValue.map { Date(timeIntervalSince1970: $0) }
-        print("saved the \(settings.kind) login for \(key.service)/\(key.account); the token expires \(expires.map { "\($0)" } ?? "at an unknown time")")
+        print("saved the \(settings.kind) login for \(key.service)/\(key.account); the token expires \(session.accessTokenExpiresAt)")
     }
 
     /// The options as provider settings; secrets come from their descriptors.
@@ -184,7 +184,7 @@ struct SessionStatusCommand: ReportingCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func perform() async throws {
-        let session = try await global.sessionClient().status(try login.key())
+        let session = VarlinkWire.jsonObject(SessionInterface.SessionState(try await global.sessionClient().status(try login.key())))
         if json {
             print(CLIJSON.text(.object(session)))
             return
@@ -212,11 +212,13 @@ struct SessionWatch: ReportingCommand {
 
     func perform() async throws {
         let client = try global.sessionClient()
-        try client.watchBlocking(service: service, account: account) { event in
-            let line: JSONValue = ["kind": .string(event.kind), "service": .string(event.service),
-                                   "account": .string(event.account), "at": .double(event.at.timeIntervalSince1970)]
+        let watching: JSONValue = ["kind": "watching", "service": .string(service ?? ""), "account": .string(account ?? "")]
+        let events = try await client.watch(service: service, account: account)
+        FileHandle.standardOutput.write(Data(watching.serialized() + [0x0A]))
+        for try await event in events {
+            let line: JSONValue = ["kind": .string(event.kind.rawValue), "service": .string(event.key.service),
+                                   "account": .string(event.key.account), "at": .double(event.at.timeIntervalSince1970)]
             FileHandle.standardOutput.write(Data(line.serialized() + [0x0A]))
-            return true
         }
     }
 }

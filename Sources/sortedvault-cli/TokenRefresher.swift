@@ -1,59 +1,51 @@
-import Dispatch
 import Foundation
 import CLIOptions
 import VaultClient
 import VaultCore
+import VaultSession
 
 /// Keeps `sortedvault exec`'s token file current: watches the login (`org.sortedvault.session.Watch`)
-/// on a thread of its own and, at each `refreshed` or `saved` event, asks AutoLogin for the token
-/// and rewrites the file atomically. The daemon's proactive refresh is what renews the login while
-/// the command runs; this only follows it.
+/// and, at each `refreshed` or `saved` event, asks AutoLogin for the token and rewrites the file
+/// atomically. The daemon's proactive refresh is what renews the login while the command runs;
+/// this only follows it.
 struct TokenRefresher: Sendable {
     let sessions: SessionClient
     let key: ItemKey
     let file: TokenFile
 
-    /// Starts watching and returns once the daemon has confirmed the watch (at most 10 s).
-    func start() throws {
-        let watching = DispatchSemaphore(value: 0)
+    /// Starts watching and returns once the daemon has confirmed the watch; cancel the task it
+    /// returns to stop.
+    func start() async throws -> Task<Void, Never> {
+        let events: AsyncThrowingStream<SessionEvent, any Error>
+        do {
+            events = try await sessions.watch(service: key.service, account: key.account)
+        } catch {
+            throw VaultError(.unavailable, "the daemon did not confirm the watch of \(key): \(error)")
+        }
         let refresher = self
-        let thread = Thread {
+        return Task {
             do {
-                try refresher.sessions.watchBlocking(service: refresher.key.service, account: refresher.key.account) { event in
+                for try await event in events {
                     switch event.kind {
-                    case "watching": watching.signal()
-                    case "refreshed", "saved": refresher.rewrite()
-                    case "expired", "reauthRequired", "loggedOut":
-                        refresher.warn("the login \(refresher.key) ended (\(event.kind)); the token file keeps the last token")
-                    default: break
+                    case .refreshed, .saved: await refresher.rewrite()
+                    case .expired, .reauthRequired, .loggedOut:
+                        refresher.warn("the login \(refresher.key) ended (\(event.kind.rawValue)); the token file keeps the last token")
                     }
-                    return true
                 }
             } catch {
                 refresher.warn("stopped following refreshes of \(refresher.key): \(error)")
-                watching.signal()
             }
-        }
-        thread.start()
-        guard watching.wait(timeout: .now() + 10) == .success else {
-            throw VaultError(.unavailable, "the daemon did not confirm the watch of \(key) in 10 s; check its log")
         }
     }
 
-    private func rewrite() {
-        let done = DispatchSemaphore(value: 0)
-        let refresher = self
-        Task {
-            defer { done.signal() }
-            do {
-                if let grant = try await refresher.sessions.autoLogin(refresher.key).grant {
-                    try refresher.file.write(grant.accessToken)
-                }
-            } catch {
-                refresher.warn("could not fetch the refreshed token of \(refresher.key): \(error)")
+    private func rewrite() async {
+        do {
+            if let grant = try await sessions.autoLogin(key).grant {
+                try file.write(grant.accessToken)
             }
+        } catch {
+            warn("could not fetch the refreshed token of \(key): \(error)")
         }
-        done.wait()
     }
 
     private func warn(_ message: String) {

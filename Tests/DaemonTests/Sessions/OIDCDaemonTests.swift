@@ -45,9 +45,9 @@ extension DaemonSuite {
             let provider = world.peer as! OAuthTestProvider
             try await world.signIn()
             let status = try await world.sessions.status(world.key)
-            #expect(status["providerKind"]?.stringValue == "oidc")
-            #expect(status["userId"]?.stringValue == provider.userSubject)
-            #expect(status["tokenEndpoint"]?.stringValue == provider.tokenEndpoint.absoluteString, "from the discovery document")
+            #expect(status.providerKind == "oidc")
+            #expect(status.userID == provider.userSubject)
+            #expect(status.tokenEndpoint == provider.tokenEndpoint.absoluteString, "from the discovery document")
         }
 
         @Test func anIDTokenWithABadSignatureIsRefusedAtSave() async throws {

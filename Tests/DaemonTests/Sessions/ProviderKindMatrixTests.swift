@@ -98,7 +98,7 @@ extension DaemonSuite {
             let second = try await world.sessions.refresh(world.key)
             #expect(second.outcome == "refreshed", "\(second)")
             #expect(try await world.peer.refreshRequests() == 2)
-            #expect(try await world.sessions.status(world.key)["providerKind"]?.stringValue == kind.rawValue)
+            #expect(try await world.sessions.status(world.key).providerKind == kind.rawValue)
             #expect(try await world.sessions.list().map(\.providerKind) == [kind.rawValue])
         }
 
@@ -128,7 +128,7 @@ extension DaemonSuite {
             if case .offline(_, let reason) = offline, let key = world.peer.apiKey {
                 #expect(try !reason.contains(key) && !world.cli.daemonLogged(key), "the API key is in the error text")
             }
-            #expect(try await world.sessions.status(world.key)["hasRefreshToken"]?.boolValue == true, "nothing was deleted")
+            #expect(try await world.sessions.status(world.key).hasRefreshToken == true, "nothing was deleted")
             try world.peer.start()
             world.clock.advance(by: 2)
             let back = try await world.sessions.autoLogin(world.key)

@@ -182,24 +182,11 @@ extension DaemonSuite {
         @Test func watchersLearnOfRefreshesAndLogouts() async throws {
             let world = try World()
             try await world.signIn()
-            let received = Locked<[String]>([])
-            let sessions = world.sessions
-            let key = world.key
-            let watcher = Thread {
-                try? sessions.watchBlocking(service: key.service) { event in
-                    received.withLock { $0.append(event.kind) }
-                    return event.kind != "loggedOut"
-                }
-            }
-            watcher.start()
-            let deadline = Date().addingTimeInterval(10)
-            while received.withLock({ $0 }).isEmpty && Date() < deadline { usleep(5_000) }
-            #expect(received.withLock { $0 } == ["watching"])
-
+            var events = try await world.sessions.watch(service: world.key.service).makeAsyncIterator()
             #expect(try await world.sessions.refresh(world.key).outcome == "refreshed")
             _ = try await world.sessions.logout(world.key)
-            while received.withLock({ $0.count }) < 3 && Date() < deadline { usleep(5_000) }
-            #expect(received.withLock { $0 } == ["watching", "refreshed", "loggedOut"])
+            #expect(try await events.next()?.kind == .refreshed)
+            #expect(try await events.next()?.kind == .loggedOut)
             world.cli.stopDaemon()
         }
 
@@ -219,11 +206,11 @@ extension DaemonSuite {
             try await world.sessions.save(tokenResponse: second, provider: try world.provider.provider(), for: other)
             let deadline = Date().addingTimeInterval(15)
             var status = try await world.sessions.status(world.key)
-            while status["lastRefreshedAt"] == nil && Date() < deadline {
+            while status.lastRefreshedAt == nil && Date() < deadline {
                 usleep(20_000)
                 status = try await world.sessions.status(world.key)
             }
-            #expect(status["lastRefreshedAt"] != nil && status["state"]?.stringValue == "valid", "the daemon did not refresh the login ahead of time")
+            #expect(status.lastRefreshedAt != nil && status.state == "valid", "the daemon did not refresh the login ahead of time")
             #expect(try await world.provider.refreshRequests() == 1)
             let result = try await world.sessions.autoLogin(world.key)
             #expect(result.outcome == "valid", "AutoLogin after the proactive refresh should need no network")
@@ -240,7 +227,7 @@ extension DaemonSuite {
                 let result = try world.cli.run([call, "sortedvault/session/com.sorted.api", "ada"])
                 #expect(result.status == 64 && result.stderr.contains("reserved"), "\(call): \(result.stderr)")
             }
-            #expect(try await world.sessions.status(world.key)["state"]?.stringValue == "valid")
+            #expect(try await world.sessions.status(world.key).state == "valid")
             world.cli.stopDaemon()
         }
     }

@@ -28,6 +28,8 @@ with HTTP Basic or client_secret_post), plus loopback test controls:
   POST /test/fail        {"count": n, "status": 503}  answer the next n /o/token/ requests with
                          that status and {"error": "temporarily_unavailable"}, unprocessed
   POST /test/revoke-all  delete every access and refresh token
+and a protected resource, as an app's API would be:
+  GET  /api/me           {"username": ...} for a bearer token DOT accepts (scope read), else 403
   POST /test/trickle     {"count": n, "interval": s, "bytes": k}  answer the next n /o/token/
                          requests with a 503 whose body comes one byte every s seconds, k bytes in
                          all (headers at once): a provider that is slow but never silent
@@ -170,6 +172,7 @@ from django.db import close_old_connections, transaction  # noqa: E402
 from django.http import JsonResponse, StreamingHttpResponse  # noqa: E402
 from django.urls import path  # noqa: E402
 from django.views.decorators.csrf import csrf_exempt  # noqa: E402
+from oauth2_provider.decorators import protected_resource  # noqa: E402
 from oauth2_provider.models import AccessToken, Application, RefreshToken  # noqa: E402
 from django.urls import include  # noqa: E402
 from oauth2_provider.settings import oauth2_settings  # noqa: E402
@@ -421,7 +424,22 @@ def test_oidc(request):
         return JsonResponse({k: CONTROL[k] for k in ("discovery_padding", "discovery_delay", "discovery_issuer")})
 
 
+# ---- a protected resource ------------------------------------------------------------------------
+
+STATS.update({"api_requests": 0})
+
+
+@protected_resource(scopes=["read"])
+def api_me(request):
+    """Who the bearer token belongs to: DOT checks the token (known, not expired, not revoked, scope
+    read) before this runs and answers 403 otherwise."""
+    with LOCK:
+        STATS["api_requests"] += 1
+    return JsonResponse({"username": request.resource_owner.username})
+
+
 urlpatterns = [
+    path("api/me", api_me),
     path("o/token/", token),
     path("o/revoke_token/", revoke),
     path("o/introspect/", _dot_introspect),

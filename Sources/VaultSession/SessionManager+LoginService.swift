@@ -1,0 +1,31 @@
+import Foundation
+import VaultCore
+import VaultCrypto
+
+extension SessionManager: LoginService {
+    /// Parses the answer as the daemon's Save does (by the provider's kind), then saves it.
+    @discardableResult
+    public func save(tokenResponseJSON json: SecureBytes, provider: ProviderSettings, for key: ItemKey,
+                     maximumLifetime: Int? = nil) async throws -> SessionStatus {
+        let response = try json.withUnsafeBytes { try TokenResponse(json: $0, kind: provider.kind) }
+        return try await save(response, settings: provider, for: key, maximumLifetime: maximumLifetime.map { TimeInterval($0) })
+    }
+
+    /// ``events()`` of the logins asked for; names compare by bytes, as everywhere (see `ItemKey`).
+    public func watch(service: String? = nil, account: String? = nil) async throws -> AsyncThrowingStream<SessionEvent, any Error> {
+        if let service { try ItemKey.checkName(service, what: "service") }
+        if let account { try ItemKey.checkName(account, what: "account") }
+        let events = self.events()
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: SessionEvent.self, bufferingPolicy: .bufferingNewest(256))
+        let forward = Task {
+            for await event in events {
+                if let service, !event.key.service.utf8.elementsEqual(service.utf8) { continue }
+                if let account, !event.key.account.utf8.elementsEqual(account.utf8) { continue }
+                continuation.yield(event)
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in forward.cancel() }
+        return stream
+    }
+}
