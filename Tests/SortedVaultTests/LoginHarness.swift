@@ -15,7 +15,7 @@ struct LoginHarness {
 
     init(_ script: [ScriptedOAuthTransport.Reply] = []) throws {
         transport = ScriptedOAuthTransport(script)
-        manager = SessionManager(store: InMemoryTokenStore(clock: clock), transport: transport, clock: clock,
+        manager = try SessionManager(store: InMemoryTokenStore(clock: clock), transport: transport, clock: clock,
                                  configuration: .init(proactiveRefresh: false), random: { 0.5 })
         login = try VaultLogin(service: "com.sorted.api", account: "ada", in: manager, clock: clock)
     }
