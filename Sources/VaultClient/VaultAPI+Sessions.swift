@@ -107,7 +107,8 @@ extension SessionInterface.Provider {
                   revocationEndpoint: settings.revocationEndpoint?.absoluteString, clientId: settings.clientID,
                   clientSecret: settings.clientSecret,
                   clientAuthentication: hasClientAuthentication ? settings.clientAuthentication.rawValue : nil,
-                  issuer: settings.issuer?.absoluteString, url: settings.url?.absoluteString, apiKey: settings.apiKey)
+                  issuer: settings.issuer?.absoluteString, url: settings.url?.absoluteString, apiKey: settings.apiKey,
+                  authorizationEndpoint: settings.authorizationEndpoint?.absoluteString)
     }
 
     public init(_ provider: OAuthProvider) {
@@ -148,5 +149,6 @@ extension ProviderSettings {
         issuer = try parsedURL("issuer", provider.issuer)
         url = try parsedURL("url", provider.url)
         apiKey = try secret("apiKey", provider.apiKey)
+        authorizationEndpoint = try parsedURL("authorizationEndpoint", provider.authorizationEndpoint)
     }
 }
