@@ -90,7 +90,13 @@ extension SessionManager {
         case .rejected(let error, let description):
             throw VaultError(.providerRejected, "the provider refused the code with \(error)\(description.map { ": \($0)" } ?? ""); nothing was stored")
         }
-        let verified = try await verifiedSignIn(response, provider: flow.provider, nonce: flow.nonce)
+        let verified: TokenResponse
+        do {
+            verified = try await verifiedSignIn(response, provider: flow.provider, nonce: flow.nonce)
+        } catch let error as VaultError where error.code == .invalidArgument {
+            // The provider's own answer failed its checks (a wrong nonce…): signing in again is the way out.
+            throw VaultError(.providerRejected, error.reason)
+        }
         guard let account = flow.account ?? verified.userID else {
             throw VaultError.invalidArgument("the sign-in named no account and its answer carries no verified user; nothing was stored")
         }

@@ -71,7 +71,7 @@ import VaultTesting
         let code = await vaultErrorCode {
             _ = try await h.sessions.completeSignIn(start.flowID, callbackQuery: secure("code=c&state=\(state)"), owner: Self.owner)
         }
-        #expect(code == .invalidArgument)
+        #expect(code == .providerRejected)
         #expect(try await h.sessions.list(service: nil).isEmpty)
     }
 
