@@ -59,4 +59,6 @@ public enum WireLimits {
     public static let tokenBytes = 64 * 1024
     /// Any other token in a token response (access, refresh): 16 KiB (TokenResponse.maximumTokenBytes).
     public static let responseTokenBytes = 16 * 1024
+    /// The query of a sign-in's redirect (code, state, iss…): 8 KiB, far above what providers send.
+    public static let callbackQueryBytes = 8 * 1024
 }

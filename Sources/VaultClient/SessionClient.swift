@@ -101,6 +101,10 @@ public final class SessionClient: LoginService {
     }
 
     private func call<M: VarlinkMethod & SendableMetatype>(_ method: M.Type, _ request: M.Request) async throws -> M.Reply {
+        try await sessionCall(M.self, request)
+    }
+
+    func sessionCall<M: VarlinkMethod & SendableMetatype>(_ method: M.Type, _ request: M.Request) async throws -> M.Reply {
         try await client.call(M.self, request, decodeError: SessionWireError.decode)
     }
 }

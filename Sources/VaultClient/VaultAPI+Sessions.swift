@@ -139,7 +139,8 @@ extension SessionInterface.Provider {
                   revocationEndpoint: settings.revocationEndpoint?.absoluteString, clientId: settings.clientID,
                   clientSecret: settings.clientSecret,
                   clientAuthentication: hasClientAuthentication ? settings.clientAuthentication.rawValue : nil,
-                  issuer: settings.issuer?.absoluteString, url: settings.url?.absoluteString, apiKey: settings.apiKey)
+                  issuer: settings.issuer?.absoluteString, url: settings.url?.absoluteString, apiKey: settings.apiKey,
+                  authorizationEndpoint: settings.authorizationEndpoint?.absoluteString)
     }
 
     public init(_ provider: OAuthProvider) {
@@ -180,5 +181,6 @@ extension ProviderSettings {
         issuer = try parsedURL("issuer", provider.issuer)
         url = try parsedURL("url", provider.url)
         apiKey = try secret("apiKey", provider.apiKey)
+        authorizationEndpoint = try parsedURL("authorizationEndpoint", provider.authorizationEndpoint)
     }
 }

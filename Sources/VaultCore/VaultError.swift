@@ -14,7 +14,7 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
             case notFound, locked, invalidArgument, integrityFailure, storageFailure
             case wrongPassphrase, notInitialized, alreadyInitialized, unsupportedFormat
             case kdfCostOutOfBounds, keySourceRejected, permissionDenied, unavailable, duplicate
-            case providerRejected, daemonFailed
+            case providerRejected, daemonFailed, callbackMismatch
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -52,6 +52,9 @@ public struct VaultError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let providerRejected = Code(.providerRejected)
         /// The daemon a command started could not start (its own reason is in the message).
         public static let daemonFailed = Code(.daemonFailed)
+        /// A sign-in callback whose state is not the one that sign-in sent (another tab's, or a
+        /// forgery): nothing changed, and the sign-in still waits for its own callback.
+        public static let callbackMismatch = Code(.callbackMismatch)
 
         /// A stable, machine-readable name such as `notFound`.
         public var name: String { value.rawValue }

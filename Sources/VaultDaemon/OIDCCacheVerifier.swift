@@ -8,18 +8,20 @@ import VaultSession
 struct OIDCCacheVerifier: OpenIDVerifier {
     let cache: OIDCProviderCache
 
-    func endpoints(of issuer: URL) async throws(OpenIDVerificationError) -> (token: URL, revocation: URL?) {
+    func endpoints(of issuer: URL) async throws(OpenIDVerificationError) -> OpenIDEndpoints {
         do {
             let document = try await cache.discovery(for: issuer)
-            return (document.tokenEndpoint, document.revocationEndpoint)
+            return OpenIDEndpoints(token: document.tokenEndpoint, revocation: document.revocationEndpoint,
+                                   authorization: document.authorizationEndpoint)
         } catch {
             throw Self.converted(error)
         }
     }
 
-    func verifiedSubject(of idToken: SecureBytes, issuer: URL, clientID: String) async throws(OpenIDVerificationError) -> String {
+    func verifiedSubject(of idToken: SecureBytes, issuer: URL, clientID: String,
+                         nonce: SecureBytes?) async throws(OpenIDVerificationError) -> String {
         do {
-            return try await cache.verifyIDToken(idToken, issuer: issuer, clientID: clientID).subject
+            return try await cache.verifyIDToken(idToken, issuer: issuer, clientID: clientID, nonce: nonce).subject
         } catch {
             throw Self.converted(error)
         }

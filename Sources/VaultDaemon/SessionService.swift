@@ -68,6 +68,15 @@ final class SessionService: VarlinkInterface {
             case .watch:
                 let request = try SessionInterface.Watch.Request(from: parameters)
                 return .task { try await self.watch(request, more: call.more, context: context) }
+            case .beginLogin:
+                let request = try SessionInterface.BeginLogin.Request(from: parameters)
+                return .task { try await self.beginLogin(request, peer: peer) }
+            case .completeLogin:
+                let request = try SessionInterface.CompleteLogin.Request(from: parameters)
+                return .task { try await self.completeLogin(request, peer: peer) }
+            case .cancelLogin:
+                let request = try SessionInterface.CancelLogin.Request(from: parameters)
+                return .task { try await self.cancelLogin(request, peer: peer) }
             }
         }
     }
@@ -99,6 +108,51 @@ final class SessionService: VarlinkInterface {
         let status = try await sessions.save(response, settings: settings, for: key, maximumLifetime: lifetime)
         logger.info("login saved", metadata: ["uid": "\(peer.uid)"])
         return .typed(SessionInterface.Save.Reply(session: .init(status)))
+    }
+
+    /// Begins a sign-in the daemon runs; the access log records who began it (operation session.login).
+    private func beginLogin(_ request: SessionInterface.BeginLogin.Request, peer: PeerCredentials) async throws -> VarlinkReply {
+        let service = try VaultInterface.ItemName.checked(request.service, parameter: "service")
+        let account = try request.account.map { try VaultInterface.ItemName.checked($0, parameter: "account") }
+        try access.require(peer, "session.login", service: service, interface: name)
+        activity.touch()
+        guard let flow = SignInFlow(rawValue: request.flow) else {
+            throw WireParameterError("flow", "must be one of \(SignInFlow.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        guard let redirect = URL(string: request.redirectUri) else { throw WireParameterError("redirectUri", "is not a URL") }
+        let lifetime = request.timeoutSeconds.map { TimeInterval($0) } ?? SignInRequest.defaultLifetime
+        let start = try await sessions.beginSignIn(
+            SignInRequest(service: service, account: account, settings: try ProviderSettings(wire: request.provider), flow: flow,
+                          redirectURI: redirect, scopes: request.scopes, lifetime: lifetime),
+            owner: peer.uid)
+        logger.info("sign-in begun", metadata: ["uid": "\(peer.uid)", "flow": "\(flow.rawValue)"])
+        return .typed(SessionInterface.BeginLogin.Reply(flowId: start.flowID, authorizationUrl: start.authorizationURL.absoluteString,
+                                                        expiresAt: start.expiresAt.timeIntervalSince1970))
+    }
+
+    /// Completes a sign-in of this caller's uid: policy session.login on its service, then the
+    /// manager's checks (state, code exchange, id token with nonce) and the save.
+    private func completeLogin(_ request: SessionInterface.CompleteLogin.Request, peer: PeerCredentials) async throws -> VarlinkReply {
+        if let service = await sessions.signInService(request.flowId, owner: peer.uid) {
+            try access.require(peer, "session.login", service: service, interface: name)
+        }
+        activity.touch()
+        do {
+            let result = try await sessions.completeSignIn(request.flowId, callbackQuery: request.callbackQuery, owner: peer.uid)
+            logger.info("sign-in completed", metadata: ["uid": "\(peer.uid)"])
+            return .typed(SessionInterface.CompleteLogin.Reply(session: .init(result.status), account: result.key.account))
+        } catch let error as VaultError where error.code == .callbackMismatch {
+            logger.notice("a sign-in callback with the wrong state was ignored", metadata: ["uid": "\(peer.uid)"])
+            throw VarlinkError(SessionInterface.LoginStateMismatch(flowId: request.flowId))
+        }
+    }
+
+    private func cancelLogin(_ request: SessionInterface.CancelLogin.Request, peer: PeerCredentials) async throws -> VarlinkReply {
+        if let service = await sessions.signInService(request.flowId, owner: peer.uid) {
+            try access.require(peer, "session.login", service: service, interface: name)
+        }
+        activity.touch()
+        return .typed(SessionInterface.CancelLogin.Reply(cancelled: await sessions.cancelSignIn(request.flowId, owner: peer.uid)))
     }
 
     /// Streams events until the client goes away. The first reply ("watching") tells the client

@@ -3,7 +3,8 @@ import Foundation
 import VaultCrypto
 
 /// Checks an OpenID Connect id token (OpenID Connect Core §3.1.3.7) against a provider's keys:
-/// signature first, then `iss`, `aud`/`azp`, `exp`, `iat` and `nbf`.
+/// signature first, then `iss`, `aud`/`azp`, `exp`, `iat`, `nbf` and, for a token answered to a
+/// sign-in the vault began, `nonce`.
 ///
 /// ```swift
 /// let verifier = IDTokenVerifier(issuer: issuer, clientID: "sorted-app")
@@ -27,12 +28,18 @@ public struct IDTokenVerifier: Sendable {
     public let leeway: TimeInterval
     /// The algorithms accepted: RS256 and ES256, or fewer when the provider announces fewer.
     public let algorithms: Set<JWSAlgorithm>
+    /// The nonce the sign-in sent (OpenID Connect Core §3.1.2.1): when set, the token must carry
+    /// exactly it, so a token minted for another sign-in cannot be replayed into this one. Nil for
+    /// tokens with no sign-in of ours behind them (a saved answer, a refresh: §12.2 lets those omit it).
+    public let nonce: SecureBytes?
 
     /// - Parameters:
     ///   - algorithms: narrow the accepted algorithms, e.g. to what the discovery document lists in
     ///     `id_token_signing_alg_values_supported`; nothing outside RS256 and ES256 can be added.
+    ///   - nonce: the nonce of the sign-in this token answers; the token must carry exactly it.
     public init(issuer: URL, clientID: String, leeway: TimeInterval = defaultLeeway,
-                algorithms: Set<JWSAlgorithm> = Set(JWSAlgorithm.allCases)) {
+                algorithms: Set<JWSAlgorithm> = Set(JWSAlgorithm.allCases), nonce: SecureBytes? = nil) {
+        self.nonce = nonce
         self.issuer = issuer
         self.clientID = clientID
         self.leeway = max(0, min(leeway, 300))
@@ -93,6 +100,13 @@ public struct IDTokenVerifier: Sendable {
         }
         guard now.timeIntervalSince(exp) < leeway else {
             throw OIDCError(.expired, "the id token expired at \(Self.format(exp)) (now \(Self.format(now))): sign in again, or check this machine's clock")
+        }
+        if let nonce {
+            // Compared in constant time: the nonce is the sign-in's secret until the token comes back.
+            guard case .string(let carried)? = claims["nonce"], nonce.constantTimeEquals(Array(carried.utf8)) else {
+                let what = claims["nonce"] == nil ? "carries no nonce" : "carries another nonce than the sign-in sent"
+                throw OIDCError(.wrongNonce, "the id token \(what): it was not issued for this sign-in (a replayed or injected token); sign in again")
+            }
         }
         let nbf = claims["nbf"].flatMap(Self.time)
         if claims["nbf"] != nil && nbf == nil { throw .malformedToken("its `nbf` is not a number") }

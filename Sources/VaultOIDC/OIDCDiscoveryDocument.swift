@@ -19,6 +19,9 @@ public struct OIDCDiscoveryDocument: Sendable, Equatable {
 
     public let issuer: URL
     public let tokenEndpoint: URL
+    /// Where a browser sign-in starts; absent for a provider that offers none (Discovery §3 requires
+    /// it, but a provider used only for refresh may leave it out).
+    public let authorizationEndpoint: URL?
     /// Absent when the provider offers no RFC 7009 revocation.
     public let revocationEndpoint: URL?
     public let jwksURI: URL
@@ -58,6 +61,7 @@ public struct OIDCDiscoveryDocument: Sendable, Equatable {
         self.issuer = expectedIssuer
         self.tokenEndpoint = try endpoint("token_endpoint")!
         self.revocationEndpoint = try endpoint("revocation_endpoint", required: false)
+        self.authorizationEndpoint = try endpoint("authorization_endpoint", required: false)
         self.jwksURI = try endpoint("jwks_uri")!
         self.idTokenSigningAlgorithms = algorithms.compactMap(\.stringValue)
     }

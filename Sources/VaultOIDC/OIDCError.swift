@@ -17,7 +17,7 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible {
         private enum Value: String, Sendable {
             case discoveryUnreachable, malformedDocument, issuerMismatch
             case unknownKey, badSignature, unsupportedAlgorithm
-            case wrongIssuer, wrongAudience, expired, notYetValid, malformedToken
+            case wrongIssuer, wrongAudience, expired, notYetValid, malformedToken, wrongNonce
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -47,6 +47,9 @@ public struct OIDCError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let notYetValid = Code(.notYetValid)
         /// The id token is not a compact JWS with the claims OpenID Connect requires.
         public static let malformedToken = Code(.malformedToken)
+        /// The id token lacks the nonce the sign-in sent, or carries another: it was issued for
+        /// another sign-in (replayed or injected).
+        public static let wrongNonce = Code(.wrongNonce)
 
         /// True only for ``discoveryUnreachable``: the provider could not be asked, which says
         /// nothing about the login. Every other code is a refusal.

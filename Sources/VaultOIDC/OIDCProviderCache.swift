@@ -51,16 +51,18 @@ public actor OIDCProviderCache {
         self.keyRefetchInterval = keyRefetchInterval
     }
 
-    /// Verifies `idToken` as issued by `issuer` to `clientID`, fetching what is missing or stale.
+    /// Verifies `idToken` as issued by `issuer` to `clientID` (carrying `nonce` when given: the
+    /// sign-in's), fetching what is missing or stale.
     ///
     /// Throws ``OIDCError``; ``OIDCError/Code/isTransient`` tells "could not ask the provider" apart
     /// from "the token is refused".
-    public func verifyIDToken(_ idToken: SecureBytes, issuer: URL, clientID: String) async throws(OIDCError) -> VerifiedIDToken {
+    public func verifyIDToken(_ idToken: SecureBytes, issuer: URL, clientID: String,
+                              nonce: SecureBytes? = nil) async throws(OIDCError) -> VerifiedIDToken {
         let keys = try await keySet(for: issuer)
         // Only what the provider announces: a provider that signs with RS256 alone never has an
         // ES256 token accepted in its name.
         let announced = try await discovery(for: issuer).idTokenSigningAlgorithms.compactMap(JWSAlgorithm.init(rawValue:))
-        let verifier = IDTokenVerifier(issuer: issuer, clientID: clientID, algorithms: Set(announced))
+        let verifier = IDTokenVerifier(issuer: issuer, clientID: clientID, algorithms: Set(announced), nonce: nonce)
         do {
             return try verifier.verify(idToken, keys: keys, now: clock.now)
         } catch where error.code == .unknownKey && mayRefetchKeys(issuer) {

@@ -7,7 +7,7 @@ extension Policy {
     public static let knownOperations: [String] = [
         "store", "retrieve", "delete", "list", "status", "lock", "unlock", "change-passphrase",
         "session.save", "session.autologin", "session.refresh", "session.logout",
-        "session.status", "session.watch", "session.list",
+        "session.status", "session.watch", "session.list", "session.login",
     ]
 
     /// Operations on the whole vault, asked without a service: only a rule whose services cover

@@ -85,7 +85,7 @@ struct OAuthClient: Sendable {
     }
 
     /// Adds client authentication (RFC 6749 §2.3.1) and seals the form.
-    private func authenticated(_ form: FormBody, to url: URL, provider: OAuthProvider) -> OAuthHTTPRequest {
+    func authenticated(_ form: FormBody, to url: URL, provider: OAuthProvider) -> OAuthHTTPRequest {
         var form = form
         var authorization: SecureBytes?
         switch (provider.clientAuthentication, provider.clientSecret) {

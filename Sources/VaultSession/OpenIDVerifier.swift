@@ -9,11 +9,26 @@ import VaultCrypto
 /// await sessions.useOpenID(OIDCCacheVerifier(cache: cache))
 /// ```
 public protocol OpenIDVerifier: Sendable {
-    /// The token and revocation endpoints of `issuer`'s discovery document.
-    func endpoints(of issuer: URL) async throws(OpenIDVerificationError) -> (token: URL, revocation: URL?)
-    /// Verifies the id token (signature from the issuer's keys, `iss`, `aud` = `clientID`, `exp`)
-    /// and returns its `sub`.
-    func verifiedSubject(of idToken: SecureBytes, issuer: URL, clientID: String) async throws(OpenIDVerificationError) -> String
+    /// The token, revocation and authorization endpoints of `issuer`'s discovery document.
+    func endpoints(of issuer: URL) async throws(OpenIDVerificationError) -> OpenIDEndpoints
+    /// Verifies the id token (signature from the issuer's keys, `iss`, `aud` = `clientID`, `exp`,
+    /// and `nonce` when given: the sign-in's) and returns its `sub`.
+    func verifiedSubject(of idToken: SecureBytes, issuer: URL, clientID: String,
+                         nonce: SecureBytes?) async throws(OpenIDVerificationError) -> String
+}
+
+/// The endpoints an issuer's discovery document names.
+public struct OpenIDEndpoints: Sendable, Equatable {
+    public var token: URL
+    public var revocation: URL?
+    /// Where a browser sign-in starts; nil when the document names none.
+    public var authorization: URL?
+
+    public init(token: URL, revocation: URL? = nil, authorization: URL? = nil) {
+        self.token = token
+        self.revocation = revocation
+        self.authorization = authorization
+    }
 }
 
 /// Why an id token or a discovery document was not accepted.

@@ -25,10 +25,14 @@ public struct ProviderSettings: Sendable, CustomStringConvertible {
     public var url: URL?
     /// `firebase`: the Web API key; `supabase`: the anon key.
     public var apiKey: SecureBytes?
+    /// `oauth2`: where a browser sign-in starts (`oidc` reads it from discovery). Used to begin a
+    /// sign-in only; a stored login does not keep it.
+    public var authorizationEndpoint: URL?
 
     public init(kind: ProviderKind = .oauth2, tokenEndpoint: URL? = nil, revocationEndpoint: URL? = nil, clientID: String? = nil,
                 clientSecret: SecureBytes? = nil, clientAuthentication: OAuthProvider.ClientAuthentication = .basic,
-                issuer: URL? = nil, url: URL? = nil, apiKey: SecureBytes? = nil) {
+                issuer: URL? = nil, url: URL? = nil, apiKey: SecureBytes? = nil, authorizationEndpoint: URL? = nil) {
+        self.authorizationEndpoint = authorizationEndpoint
         self.kind = kind
         self.tokenEndpoint = tokenEndpoint
         self.revocationEndpoint = revocationEndpoint
@@ -91,6 +95,7 @@ public struct ProviderSettings: Sendable, CustomStringConvertible {
         let client = kind == .oauth2 || kind == .oidc
         if tokenEndpoint != nil && !endpoints { unneeded.append("token endpoint") }
         if revocationEndpoint != nil && !endpoints { unneeded.append("revocation endpoint") }
+        if authorizationEndpoint != nil && !endpoints { unneeded.append("authorization endpoint") }
         if clientID != nil && !client { unneeded.append("client id") }
         if clientSecret != nil && !client { unneeded.append("client secret") }
         if issuer != nil && kind != .oidc { unneeded.append("issuer") }

@@ -12,20 +12,27 @@ extension SessionManager {
 
     /// The provider for `settings`: for `oidc`, its endpoints come from the issuer's discovery document.
     public func provider(for settings: ProviderSettings) async throws -> OAuthProvider {
-        guard settings.kind == .oidc else { return try settings.resolved() }
+        try await resolvedProvider(settings).provider
+    }
+
+    /// The provider for `settings` and where a browser sign-in with it starts (`oauth2`: the
+    /// settings' authorization endpoint; `oidc`: the discovery document's; nil when neither names one).
+    func resolvedProvider(_ settings: ProviderSettings) async throws -> (provider: OAuthProvider, authorization: URL?) {
+        guard settings.kind == .oidc else { return (try settings.resolved(), settings.authorizationEndpoint) }
         try settings.checkOnlyNeeded()
         guard let openID else { throw VaultError(.unavailable, "OpenID Connect logins are not available in this process") }
         guard let issuer = settings.issuer else { throw VaultError.invalidArgument("an oidc provider needs its issuer URL") }
         guard let clientID = settings.clientID else { throw VaultError.invalidArgument("an oidc provider needs its client id") }
-        let endpoints: (token: URL, revocation: URL?)
+        let endpoints: OpenIDEndpoints
         do {
             endpoints = try await openID.endpoints(of: issuer)
         } catch {
             throw Self.saveError(error, what: "the issuer's discovery document")
         }
-        return try OAuthProvider.oidc(issuer: issuer, tokenEndpoint: endpoints.token, revocationEndpoint: endpoints.revocation,
-                                      clientID: clientID, clientSecret: settings.clientSecret,
-                                      clientAuthentication: settings.clientAuthentication)
+        let provider = try OAuthProvider.oidc(issuer: issuer, tokenEndpoint: endpoints.token, revocationEndpoint: endpoints.revocation,
+                                              clientID: clientID, clientSecret: settings.clientSecret,
+                                              clientAuthentication: settings.clientAuthentication)
+        return (provider, endpoints.authorization)
     }
 
     /// Stores a new login from `settings` (any kind), verifying an `oidc` sign-in first.
@@ -37,7 +44,8 @@ extension SessionManager {
     }
 
     /// The sign-in answer with its verified `sub` as the user id; refuses one whose id token fails.
-    func verifiedSignIn(_ response: TokenResponse, provider: OAuthProvider) async throws -> TokenResponse {
+    /// `nonce`: the one a sign-in the manager began sent, which the id token must carry.
+    func verifiedSignIn(_ response: TokenResponse, provider: OAuthProvider, nonce: SecureBytes? = nil) async throws -> TokenResponse {
         guard provider.kind == .oidc, let issuer = provider.issuer else { return response }
         guard let openID else { throw VaultError(.unavailable, "OpenID Connect logins are not available in this process") }
         guard let idToken = response.idToken else {
@@ -45,7 +53,7 @@ extension SessionManager {
         }
         var verified = response
         do {
-            verified.userID = try await openID.verifiedSubject(of: idToken, issuer: issuer, clientID: provider.clientID)
+            verified.userID = try await openID.verifiedSubject(of: idToken, issuer: issuer, clientID: provider.clientID, nonce: nonce)
         } catch {
             throw Self.saveError(error, what: "the id token")
         }
@@ -62,7 +70,7 @@ extension SessionManager {
               let idToken = response.idToken, let issuer = session.provider.issuer else { return answer }
         guard let openID else { return .rejected(error: "oidc_unavailable", description: "OpenID Connect is not available in this process") }
         do {
-            let subject = try await openID.verifiedSubject(of: idToken, issuer: issuer, clientID: session.provider.clientID)
+            let subject = try await openID.verifiedSubject(of: idToken, issuer: issuer, clientID: session.provider.clientID, nonce: nil)
             if let known = session.userID, known != subject {
                 return .rejected(error: "invalid_id_token", description: "the refreshed id token is for another user (sub changed)")
             }
@@ -81,7 +89,7 @@ extension SessionManager {
         }
     }
 
-    private static func saveError(_ error: OpenIDVerificationError, what: String) -> VaultError {
+    static func saveError(_ error: OpenIDVerificationError, what: String) -> VaultError {
         switch error {
         case .unreachable(let reason):
             return VaultError(.unavailable, "\(what) could not be checked: \(reason); nothing was stored, try again")

@@ -118,6 +118,9 @@ public actor SessionManager {
     var scheduleObserver: (@Sendable () -> Void)?
     /// Verifies `oidc` logins (``useOpenID(_:)``); nil refuses them.
     var openID: (any OpenIDVerifier)?
+    /// The sign-ins begun and not yet completed, with their state, verifier and nonce (see
+    /// `SessionManager+SignIn.swift`).
+    var pendingSignIns = PendingSignIns()
 
     /// - Parameters:
     ///   - store: where logins live; a store that is not a ``LoginLeases`` gets a ``LocalLoginLeases`` of its own.
@@ -161,8 +164,15 @@ public actor SessionManager {
         if let maximumLifetime, !(maximumLifetime > 0 && maximumLifetime <= 10 * 365 * 86400) {
             throw VaultError.invalidArgument("the maximum lifetime must be between 1 second and 10 years")
         }
-        let response = try await verifiedSignIn(response, provider: provider)
-        return try await withKeyLock(key) {
+        return try await storeSignIn(try await verifiedSignIn(response, provider: provider), provider: provider, for: key,
+                                     maximumLifetime: maximumLifetime)
+    }
+
+    /// Stores a verified sign-in answer: the one write of every new login (Save and a sign-in the
+    /// manager ran alike).
+    func storeSignIn(_ response: TokenResponse, provider: OAuthProvider, for key: ItemKey,
+                     maximumLifetime: TimeInterval?) async throws -> SessionStatus {
+        try await withKeyLock(key) {
             let now = clock.now
             let session = LoginSession(signIn: response, provider: provider, at: now, maximumLifetime: maximumLifetime)
             if let reason = session.endReason(at: now) {

@@ -21,7 +21,7 @@ struct SessionCommand: AsyncParsableCommand {
             0 (valid or refreshed), 8 (sign in again: the reason is on standard error) or \
             9 (the provider is offline: the cached token is printed only while it is still valid).
             """,
-        subcommands: [SessionSave.self, LoginOutcomeCommand<AutoLoginCall>.self, LoginOutcomeCommand<RefreshCall>.self, SessionLogout.self,
+        subcommands: [SessionLogin.self, SessionSave.self, LoginOutcomeCommand<AutoLoginCall>.self, LoginOutcomeCommand<RefreshCall>.self, SessionLogout.self,
                       SessionStatusCommand.self, SessionListCommand.self, SessionWatch.self])
 }
 
@@ -53,20 +53,12 @@ struct SessionSave: ReportingCommand {
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var login: SessionKeyArguments
-    @Option(help: "The provider kind: oauth2 (default), oidc, firebase or supabase.") var kind: String = "oauth2"
-    @Option(help: "oauth2: the provider's token endpoint (https, or http to a loopback address).") var tokenEndpoint: String?
-    @Option(help: "oauth2: the provider's RFC 7009 revocation endpoint, used at logout.") var revocationEndpoint: String?
-    @Option(help: "oauth2, oidc: the OAuth2 client id.") var clientId: String?
-    @Option(help: "oauth2, oidc: read the client secret (first line) from this file descriptor; omit for a public client.") var clientSecretFd: Int32?
-    @Option(help: "oauth2, oidc: how the client authenticates: basic (default) or post.") var clientAuth: String = "basic"
-    @Option(help: "oidc: the issuer URL (its /.well-known/openid-configuration names the endpoints).") var issuer: String?
-    @Option(help: "supabase: the project URL; firebase: the securetoken base URL.") var url: String?
-    @Option(help: "firebase, supabase: read the Web API key / anon key (first line) from this file descriptor.") var apiKeyFd: Int32?
+    @OptionGroup var providerOptions: ProviderOptions
     @Option(help: "End the login this many seconds after sign-in, whatever its tokens say.") var maxLifetime: Int?
 
     func perform() async throws {
         let key = try login.key()
-        let settings = try providerSettings()
+        let settings = try providerOptions.settings()
         if settings.kind != .oidc { _ = try settings.resolved() }  // a clear error before anything is read
         let input = try SecretInput.readAll(fd: 0, limit: TokenResponse.maximumBytes, what: "the token response")
         // The tokens go from standard input into secure memory and onto the wire, never a String.
@@ -74,30 +66,6 @@ struct SessionSave: ReportingCommand {
         let session = try await global.sessionClient().save(tokenResponseJSON: input, provider: settings, for: key,
                                                              maximumLifetime: maxLifetime)
         print("saved the \(settings.kind) login for \(key.service)/\(key.account); the token expires \(session.accessTokenExpiresAt)")
-    }
-
-    /// The options as provider settings; secrets come from their descriptors.
-    private func providerSettings() throws -> ProviderSettings {
-        guard let kind = ProviderKind(rawValue: kind) else {
-            throw VaultError.invalidArgument("--kind takes \(ProviderKind.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        guard let authentication = OAuthProvider.ClientAuthentication(rawValue: clientAuth) else {
-            throw VaultError.invalidArgument("--client-auth takes basic or post")
-        }
-        func parse(_ text: String?, _ option: String) throws -> URL? {
-            guard let text else { return nil }
-            guard let url = URL(string: text), url.scheme != nil else { throw VaultError.invalidArgument("\(option) is not a URL") }
-            return url
-        }
-        if kind == .firebase || kind == .supabase, apiKeyFd == nil {
-            throw VaultError.invalidArgument("--kind \(kind) needs --api-key-fd N (the key is never taken from the command line)")
-        }
-        return ProviderSettings(
-            kind: kind, tokenEndpoint: try parse(tokenEndpoint, "--token-endpoint"),
-            revocationEndpoint: try parse(revocationEndpoint, "--revocation-endpoint"), clientID: clientId,
-            clientSecret: try clientSecretFd.map { try SecretInput.passphrase(fd: $0, prompt: "") },
-            clientAuthentication: authentication, issuer: try parse(issuer, "--issuer"), url: try parse(url, "--url"),
-            apiKey: try apiKeyFd.map { try SecretInput.passphrase(fd: $0, prompt: "") })
     }
 }
 

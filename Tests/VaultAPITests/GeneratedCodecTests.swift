@@ -55,6 +55,13 @@ import VaultCrypto
         try check(I.List.self, .init(service: nil), .init(logins: [.init(service: "s", account: "a", providerKind: "oidc", userId: nil, state: "expired",
                                                                         accessTokenExpiresAt: 1, hasRefreshToken: true)]), covered)
         try check(I.Watch.self, .init(service: "s", account: nil), .init(event: .init(kind: .saved, service: "s", account: "a", at: 12)), covered)
+        var signIn = provider
+        signIn.authorizationEndpoint = "https://x/authorize"
+        try check(I.BeginLogin.self, .init(service: "s", account: nil, provider: signIn, flow: "browser", redirectUri: "http://127.0.0.1:9/cb",
+                                           scopes: ["openid"], timeoutSeconds: 300),
+                  .init(flowId: "f", authorizationUrl: "https://x/authorize?state=s", expiresAt: 300), covered)
+        try check(I.CompleteLogin.self, .init(flowId: "f", callbackQuery: Self.secret), .init(session: Self.state, account: "u"), covered)
+        try check(I.CancelLogin.self, .init(flowId: "f"), .init(cancelled: true), covered)
         #expect(covered.methods == Set(I.Method.allCases.map(\.rawValue)), "a session method has no round trip here")
     }
 

@@ -11,17 +11,26 @@ import VaultTesting
 @Suite struct OpenIDSessionTests {
     static let issuer = URL(string: "https://id.example.test/o")!
 
-    /// Accepts id tokens `good-<sub>`, refuses `bad-…`, and cannot be reached for `down-…`.
+    /// Accepts id tokens `good-<sub>`, refuses `bad-…`, and cannot be reached for `down-…`. Asked
+    /// for a nonce, it accepts only `good-<sub>` followed by `|nonce=<the nonce>`.
     final class ScriptedVerifier: OpenIDVerifier {
         let checked = Locked<[String]>([])
 
-        func endpoints(of issuer: URL) async throws(OpenIDVerificationError) -> (token: URL, revocation: URL?) {
-            (URL(string: issuer.absoluteString + "/token/")!, URL(string: issuer.absoluteString + "/revoke_token/")!)
+        func endpoints(of issuer: URL) async throws(OpenIDVerificationError) -> OpenIDEndpoints {
+            OpenIDEndpoints(token: URL(string: issuer.absoluteString + "/token/")!,
+                            revocation: URL(string: issuer.absoluteString + "/revoke_token/")!,
+                            authorization: URL(string: issuer.absoluteString + "/authorize/")!)
         }
 
-        func verifiedSubject(of idToken: SecureBytes, issuer: URL, clientID: String) async throws(OpenIDVerificationError) -> String {
-            let token = text(idToken) ?? ""
+        func verifiedSubject(of idToken: SecureBytes, issuer: URL, clientID: String,
+                             nonce: SecureBytes?) async throws(OpenIDVerificationError) -> String {
+            var token = text(idToken) ?? ""
             checked.withLock { $0.append(token) }
+            if let nonce {
+                let suffix = "|nonce=" + (text(nonce) ?? "")
+                guard token.hasSuffix(suffix) else { throw .refused("wrongNonce: the id token carries another nonce") }
+                token.removeLast(suffix.count)
+            }
             if token.hasPrefix("good-") { return String(token.dropFirst(5)) }
             if token.hasPrefix("down-") { throw .unreachable("the key set could not be fetched") }
             throw .refused("badSignature: the signature does not verify")

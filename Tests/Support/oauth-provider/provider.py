@@ -17,6 +17,13 @@ OpenID Connect is on: issuer http://127.0.0.1:PORT/o, discovery at
 first start (kept in DIR/oidc-key.pem, so a restart keeps it). With scope `openid`, the password
 grant and every refresh answer carry an RS256 `id_token` (`sub` is ada's user id).
 
+Browser sign-in: the public client "sorted-cli" (no secret) has the authorization-code grant with
+PKCE required; like the desktop clients of large providers, it accepts any http://127.0.0.1:PORT/PATH
+redirect (RFC 8252 §7.3 loopback, with any path: the CLI's listener picks a random one). GET
+/o/authorize/ shows Django's real login form (/accounts/login/, ada / correct horse battery) and then
+DOT's consent page; with scope `openid` the code's token answer carries an id token with the
+request's nonce.
+
 Endpoints: DOT's POST /o/token/, /o/revoke_token/, /o/introspect/ (the client authenticates
 with HTTP Basic or client_secret_post), plus loopback test controls:
   GET  /test/stats       counters (see STATS below)
@@ -33,6 +40,8 @@ and a protected resource, as an app's API would be:
   POST /test/trickle     {"count": n, "interval": s, "bytes": k}  answer the next n /o/token/
                          requests with a 503 whose body comes one byte every s seconds, k bytes in
                          all (headers at once): a provider that is slow but never silent
+  POST /test/nonce       {"mode": "other" | "missing" | ""}  id tokens from now on carry another
+                         nonce than the request's, or none (a provider that mixes sign-ins up)
 """
 import argparse
 import json
@@ -47,6 +56,7 @@ from urllib.parse import parse_qs
 from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer
 
 CLIENT_ID = "sorted-app"
+CLI_CLIENT_ID = "sorted-cli"
 CLIENT_SECRET = "sorted-app-secret"
 OTHER_CLIENT_ID = "sorted-other"
 OTHER_CLIENT_SECRET = "sorted-other-secret"
@@ -115,8 +125,34 @@ settings.configure(
     SECRET_KEY="sortedvault-test-provider-not-a-secret",
     ALLOWED_HOSTS=["127.0.0.1", "localhost"],
     ROOT_URLCONF=__name__,
-    INSTALLED_APPS=["django.contrib.contenttypes", "django.contrib.auth", "oauth2_provider"],
-    MIDDLEWARE=["django.middleware.common.CommonMiddleware"],  # enforces ALLOWED_HOSTS
+    INSTALLED_APPS=["django.contrib.contenttypes", "django.contrib.auth", "django.contrib.sessions", "oauth2_provider"],
+    MIDDLEWARE=[
+        "django.middleware.common.CommonMiddleware",  # enforces ALLOWED_HOSTS
+        "django.contrib.sessions.middleware.SessionMiddleware",
+        "django.middleware.csrf.CsrfViewMiddleware",
+        "django.contrib.auth.middleware.AuthenticationMiddleware",
+    ],
+    LOGIN_URL="/accounts/login/",
+    # The login form and a plain base for DOT's consent page (no stylesheet from the network).
+    TEMPLATES=[{
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "OPTIONS": {
+            "context_processors": ["django.template.context_processors.request",
+                                   "django.contrib.auth.context_processors.auth"],
+            "loaders": [
+                ("django.template.loaders.locmem.Loader", {
+                    "registration/login.html": (
+                        "<!doctype html><title>Sign in</title><h1>Sign in</h1>"
+                        "<form method=post id=login>{% csrf_token %}{{ form.as_p }}"
+                        "<input type=hidden name=next value=\"{{ next }}\">"
+                        "<input type=submit id=signin value=\"Sign in\"></form>"),
+                    "oauth2_provider/base.html": (
+                        "<!doctype html><title>Authorize</title>{% block content %}{% endblock %}"),
+                }),
+                "django.template.loaders.app_directories.Loader",
+            ],
+        },
+    }],
     USE_TZ=True,
     TIME_ZONE="UTC",
     DEFAULT_AUTO_FIELD="django.db.models.BigAutoField",
@@ -152,7 +188,9 @@ settings.configure(
         "REFRESH_TOKEN_REUSE_PROTECTION": True,
         "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 0,
         "CLIENT_SECRET_HASHER": "default",
-        "OAUTH2_GRANT_TYPES_SUPPORTED": ["password", "refresh_token"],
+        "OAUTH2_GRANT_TYPES_SUPPORTED": ["password", "refresh_token", "authorization_code"],
+        "PKCE_REQUIRED": True,
+        "OAUTH2_VALIDATOR_CLASS": f"{__name__}.TestValidator",
         "OIDC_ENABLED": True,
         "OIDC_RSA_PRIVATE_KEY": ACTIVE_KEY,
         "OIDC_RSA_PRIVATE_KEYS_INACTIVE": INACTIVE_KEYS,
@@ -212,6 +250,34 @@ class PasswordGrantWithIDToken(OpenIDGrantTypeBase):
 
 
 PASSWORD_GRANT_CALL = threading.local()
+
+
+from oauth2_provider.oauth2_validators import OAuth2Validator  # noqa: E402
+from urllib.parse import urlsplit  # noqa: E402
+
+
+class TestValidator(OAuth2Validator):
+    """DOT's validator, with the desktop-client redirect rule for sorted-cli and the nonce control."""
+
+    def validate_redirect_uri(self, client_id, redirect_uri, request, *args, **kwargs):
+        if client_id == CLI_CLIENT_ID:
+            parts = urlsplit(redirect_uri)
+            return (parts.scheme == "http" and parts.hostname == "127.0.0.1" and "@" not in parts.netloc
+                    and "#" not in redirect_uri and not parts.query and parts.path.startswith("/"))
+        return super().validate_redirect_uri(client_id, redirect_uri, request, *args, **kwargs)
+
+    def get_default_redirect_uri(self, client_id, request, *args, **kwargs):
+        return None if client_id == CLI_CLIENT_ID else super().get_default_redirect_uri(client_id, request, *args, **kwargs)
+
+    def finalize_id_token(self, id_token, token, token_handler, request):
+        with LOCK:
+            mode = CONTROL.get("nonce_mode") or ""
+        if mode == "other":
+            id_token["nonce"] = "not-the-nonce-of-this-sign-in"
+        elif mode == "missing":
+            id_token.pop("nonce", None)
+            request.nonce = None
+        return super().finalize_id_token(id_token, token, token_handler, request)
 
 
 class PasswordIDTokenServer(OpenIDServer):
@@ -413,6 +479,15 @@ def test_rotate_key(request):
 
 
 @_loopback_only
+def test_nonce(request):
+    if request.method != "POST":
+        return JsonResponse({"error": "method_not_allowed"}, status=405)
+    with LOCK:
+        CONTROL["nonce_mode"] = str(_json_body(request).get("mode") or "")
+        return JsonResponse({"mode": CONTROL["nonce_mode"]})
+
+
+@_loopback_only
 def test_oidc(request):
     if request.method != "POST":
         return JsonResponse({"error": "method_not_allowed"}, status=405)
@@ -438,8 +513,11 @@ def api_me(request):
     return JsonResponse({"username": request.resource_owner.username})
 
 
+from django.contrib.auth.views import LoginView  # noqa: E402
+
 urlpatterns = [
     path("api/me", api_me),
+    path("accounts/login/", LoginView.as_view()),
     path("o/token/", token),
     path("o/revoke_token/", revoke),
     path("o/introspect/", _dot_introspect),
@@ -455,6 +533,7 @@ urlpatterns = [
     path("test/fail", test_fail),
     path("test/revoke-all", test_revoke_all),
     path("test/trickle", test_trickle),
+    path("test/nonce", test_nonce),
 ]
 
 
@@ -482,6 +561,19 @@ def prepare_database():
                 redirect_uris="",
                 user=user,
                 algorithm=Application.RS256_ALGORITHM,  # id tokens signed with the OIDC RSA key
+            )
+        if not Application.objects.filter(client_id=CLI_CLIENT_ID).exists():
+            # A public client: no secret, PKCE required (PKCE_REQUIRED), consent asked every time.
+            Application.objects.create(
+                name="sortedvault CLI",
+                client_id=CLI_CLIENT_ID,
+                client_secret="",
+                client_type=Application.CLIENT_PUBLIC,
+                authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+                redirect_uris="http://127.0.0.1/callback",
+                skip_authorization=False,
+                user=user,
+                algorithm=Application.RS256_ALGORITHM,
             )
 
 

@@ -1,0 +1,20 @@
+import Foundation
+import VaultCrypto
+
+extension OAuthClient {
+    /// Exchanges an authorization code for tokens (RFC 6749 §4.1.3 with RFC 7636's
+    /// `code_verifier`) at the provider's token endpoint, authenticated as every token request is.
+    /// The answer reads as a refresh answer does: `invalidGrant` here means the code was used
+    /// already, expired, or does not fit the verifier.
+    func exchange(code: SecureBytes, verifier: SecureBytes, redirectURI: URL, provider: OAuthProvider) async -> RefreshAnswer {
+        var form = FormBody()
+        form.add("grant_type", "authorization_code")
+        form.add("code", secret: code)
+        form.add("redirect_uri", redirectURI.absoluteString)
+        form.add("code_verifier", secret: verifier)
+        let text = ProviderErrorText(sent: [code, verifier] + [provider.clientSecret].compactMap { $0 })
+        return await post(authenticated(form, to: provider.tokenEndpoint, provider: provider)) {
+            Self.refreshAnswer($0, text: text)
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import VaultCore
+import VaultCrypto
+
+/// One sign-in the manager began: the secrets that must come back (state), stay here (the PKCE
+/// verifier) and be found in the id token (the nonce). It lives only in the manager's memory.
+struct PendingSignIn: Sendable {
+    let id: String
+    /// The user (uid) who began it: no other user's call finds it.
+    let owner: UInt32
+    let service: String
+    let account: String?
+    let provider: OAuthProvider
+    let redirectURI: URL
+    let state: SecureBytes
+    let verifier: SecureBytes
+    let nonce: SecureBytes?
+    let expiresAt: Date
+}
+
+/// The sign-ins under way, bounded: at most ``capacity`` in all and ``capacityPerOwner`` per user,
+/// each found only by its owner and before it expires, and taken out when it completes, so a
+/// sign-in completes at most once. Expired ones are dropped on every use ("now" is the caller's:
+/// the manager's injected clock).
+struct PendingSignIns: Sendable {
+    static let capacity = 64
+    static let capacityPerOwner = 8
+
+    private var flows: [String: PendingSignIn] = [:]
+
+    var count: Int { flows.count }
+
+    /// Adds `flow`, or refuses when the table or the owner's share is full.
+    mutating func add(_ flow: PendingSignIn, now: Date) throws {
+        purge(now)
+        guard flows.count < Self.capacity else {
+            throw VaultError(.unavailable, "too many sign-ins are under way (\(Self.capacity)); finish or cancel one, or wait until they expire")
+        }
+        guard flows.values.filter({ $0.owner == flow.owner }).count < Self.capacityPerOwner else {
+            throw VaultError(.unavailable, "this user has \(Self.capacityPerOwner) sign-ins under way; finish or cancel one, or wait until they expire")
+        }
+        flows[flow.id] = flow
+    }
+
+    /// The owner's sign-in `id`, unless it expired, completed or belongs to another user.
+    mutating func find(_ id: String, owner: UInt32, now: Date) -> PendingSignIn? {
+        purge(now)
+        guard let flow = flows[id], flow.owner == owner else { return nil }
+        return flow
+    }
+
+    /// Takes the owner's sign-in out: it can never be found again.
+    mutating func take(_ id: String, owner: UInt32, now: Date) -> PendingSignIn? {
+        guard let flow = find(id, owner: owner, now: now) else { return nil }
+        flows[id] = nil
+        return flow
+    }
+
+    private mutating func purge(_ now: Date) {
+        flows = flows.filter { $0.value.expiresAt > now }
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import VaultCore
+import VaultCrypto
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The browser sign-in's receiver: an HTTP/1.1 listener on 127.0.0.1 only (never every
+/// interface), on an ephemeral port unless told, answering only at one random path (RFC 8252 §7.3).
+///
+/// ```swift
+/// let listener = try LoopbackListener(port: 0, path: nil)
+/// defer { listener.close() }
+/// // BeginLogin with listener.redirectURI, then:
+/// let request = try listener.next(until: deadline)   // one request; answer it with listener.reply
+/// ```
+///
+/// Parsing is bounded and simple on purpose: one request per connection (`Connection: close`),
+/// the head read up to ``maximumHeadBytes`` within ``readTimeoutSeconds``, only `GET` of the exact
+/// path; anything else is answered 404/405 and dropped. Replies echo nothing from the request and
+/// tell the browser not to keep them (`Cache-Control: no-store`) or send them on (`Referrer-Policy:
+/// no-referrer`): the address bar held the code.
+final class LoopbackListener {
+    static let maximumHeadBytes = 8 * 1024
+    static let readTimeoutSeconds = 5
+
+    let port: UInt16
+    let path: String
+    private var socket: Int32
+
+    var redirectURI: String { "http://127.0.0.1:\(port)\(path)" }
+
+    /// - Parameters:
+    ///   - port: 0 for an ephemeral port.
+    ///   - path: nil for a random one (`/` and 32 hex digits).
+    init(port: UInt16, path: String?) throws {
+        self.path = path ?? "/" + SecureRandom.bytes(count: 16).map { String(format: "%02x", $0) }.joined()
+        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw VaultError(.unavailable, "cannot open a socket for the sign-in's listener: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian  // 127.0.0.1, never INADDR_ANY
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 16) == 0 else {
+            let reason = String(cString: strerror(errno))
+            Glibc.close(fd)
+            throw VaultError(.unavailable, "cannot listen on 127.0.0.1:\(port) for the sign-in (\(reason)): choose another --port, or omit it")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        self.port = UInt16(bigEndian: address.sin_port)
+        socket = fd
+    }
+
+    deinit { close() }
+
+    func close() {
+        if socket >= 0 { Glibc.close(socket) }
+        socket = -1
+    }
+
+    /// A request at the sign-in's path: its connection (to answer) and its query, in secure memory.
+    struct Callback {
+        let connection: Int32
+        let query: SecureBytes
+    }
+
+    /// Waits for the next request at the sign-in's path, answering every other request itself.
+    func next(until deadline: ContinuousClock.Instant) -> Result<Callback, InterruptWatch.WaitResult> {
+        while true {
+            switch InterruptWatch.wait(for: socket, until: deadline) {
+            case .ready: break
+            case let other: return .failure(other)
+            }
+            let connection = accept(socket, nil, nil)
+            guard connection >= 0 else { continue }
+            if let query = readCallback(connection) { return .success(Callback(connection: connection, query: query)) }
+            Glibc.close(connection)
+        }
+    }
+
+    /// Reads one request head; the query when it is `GET` of the path, nil (after answering) otherwise.
+    private func readCallback(_ connection: Int32) -> SecureBytes? {
+        var timeout = timeval(tv_sec: Self.readTimeoutSeconds, tv_usec: 0)
+        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var head = [UInt8](repeating: 0, count: Self.maximumHeadBytes)
+        defer { head.withUnsafeMutableBytes { explicit_bzero($0.baseAddress!, $0.count) } }
+        var count = 0
+        while count < head.count {
+            let got = head.withUnsafeMutableBytes { read(connection, $0.baseAddress! + count, $0.count - count) }
+            if got <= 0 { return nil }
+            count += got
+            // The whole head is read before answering: closing a socket with unread bytes resets the
+            // connection, and the browser would show an error instead of the page.
+            if Self.endOfHead(head, count), let end = head[0..<count].firstIndex(of: 0x0A) {
+                return route(Array(head[0..<end]), connection)
+            }
+        }
+        Self.reply(connection, status: "431 Request Header Fields Too Large", page: "Request too large.")
+        return nil
+    }
+
+    private static func endOfHead(_ head: [UInt8], _ count: Int) -> Bool {
+        count >= 4 && head[count - 4] == 0x0D && head[count - 3] == 0x0A && head[count - 2] == 0x0D && head[count - 1] == 0x0A
+            || count >= 2 && head[count - 2] == 0x0A && head[count - 1] == 0x0A
+    }
+
+    private func route(_ line: [UInt8], _ connection: Int32) -> SecureBytes? {
+        var line = line
+        defer { line.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } } }
+        if line.last == 0x0D { line.removeLast() }
+        let parts = line.split(separator: 0x20, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[2].starts(with: Array("HTTP/1.".utf8)) else {
+            Self.reply(connection, status: "400 Bad Request", page: "Bad request.")
+            return nil
+        }
+        let target = parts[1]
+        let question = target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex
+        guard Array(target[target.startIndex..<question]) == Array(path.utf8) else {
+            Self.reply(connection, status: "404 Not Found", page: "Not found.")
+            return nil
+        }
+        guard Array(parts[0]) == Array("GET".utf8) else {
+            Self.reply(connection, status: "405 Method Not Allowed", page: "Only GET is answered here.")
+            return nil
+        }
+        let queryStart = question == target.endIndex ? question : target.index(after: question)
+        let fragment = target[queryStart...].firstIndex(of: UInt8(ascii: "#")) ?? target.endIndex
+        return SecureBytes(copying: target[queryStart..<fragment])
+    }
+
+    /// Answers and closes: a fixed page, nothing from the request in it.
+    static func reply(_ connection: Int32, status: String, page: String) {
+        let body = "<!doctype html><meta charset=\"utf-8\"><title>sortedvault</title><p>\(page)</p>\n"
+        let head = "HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n"
+            + "Cache-Control: no-store\r\nReferrer-Policy: no-referrer\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n"
+        let bytes = Array((head + body).utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let wrote = bytes.withUnsafeBytes { send(connection, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            if wrote <= 0 { break }
+            sent += wrote
+        }
+        shutdown(connection, Int32(SHUT_WR))
+        Glibc.close(connection)
+    }
+}

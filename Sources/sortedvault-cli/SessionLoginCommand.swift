@@ -1,0 +1,226 @@
+import ArgumentParser
+import Foundation
+import CLIOptions
+import VaultClient
+import VaultCore
+import VaultCrypto
+import VaultSession
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `sortedvault session login SERVICE [ACCOUNT]`: the daemon runs the sign-in (state, PKCE
+/// verifier, nonce, code exchange, id-token check, storage); this command only carries the
+/// browser's answer back, from a loopback listener (browser) or from the terminal (paste).
+struct SessionLogin: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "login",
+        abstract: "Sign in through the vault: open the provider's page, store the login (exit 8: the sign-in did not complete).",
+        discussion: """
+            The daemon makes the state, the PKCE verifier (S256) and, for oidc, the nonce, and keeps \
+            them: the code the browser brings back is useless without them. The URL to open is always \
+            printed on standard error.
+
+            --flow browser: listens on 127.0.0.1 (an ephemeral port and a random path unless --port or \
+            --redirect-uri say otherwise) and opens the URL with xdg-open. --flow paste: prints the URL \
+            and reads the address the browser ended on (maybe on another machine) from standard input. \
+            --flow auto (default): browser when DISPLAY or WAYLAND_DISPLAY is set and SSH_CONNECTION is \
+            not, else paste. The device and password flows are not supported yet.
+
+            --kind oauth2: --authorization-endpoint, --token-endpoint, --client-id [--revocation-endpoint]
+            --kind oidc:   --issuer, --client-id (endpoints from the discovery document)
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The app's service, e.g. com.sorted.api.") var service: String
+    @Argument(help: "The account to store the login under; oidc: the verified user id when omitted.") var account: String?
+    @OptionGroup var providerOptions: ProviderOptions
+    @Option(help: "How the sign-in comes back: auto (default), browser, paste, device or password.") var flow: String = "auto"
+    @Option(name: .customLong("scope"), help: "A scope to ask for (repeat for several); oidc adds openid.") var scopes: [String] = []
+    @Option(help: "Give up after this many seconds (default 300).") var timeout: Int = 300
+    @Option(help: "browser: listen on this port of 127.0.0.1 (for a provider that registers an exact URI, or ssh -L).") var port: UInt16?
+    @Option(help: "The redirect URI the provider has registered; browser: http://127.0.0.1:PORT/PATH to listen on.") var redirectUri: String?
+
+    /// Where the paste flow sends the browser unless told: nothing listens there, and the address
+    /// bar then holds the answer to paste.
+    static let pasteRedirect = "http://127.0.0.1/sortedvault/paste"
+
+    func validate() throws {
+        guard (1...3600).contains(timeout) else { throw ValidationError("--timeout takes 1 to 3600 seconds") }
+    }
+
+    func perform() async throws {
+        let chosen = try Self.chosenFlow(flow, environment: ProcessInfo.processInfo.environment)
+        let settings = try providerOptions.settings()
+        let client = try global.sessionClient()
+        InterruptWatch.install()
+        let deadline = ContinuousClock.now + .seconds(timeout)
+        switch chosen {
+        case .browser: try await browser(client, settings, deadline)
+        case .paste: try await paste(client, settings, deadline)
+        case .device: _ = try await begin(client, settings, flow: .device, redirectURI: Self.pasteRedirect)
+        }
+    }
+
+    /// The flow to run: `auto` picks by the environment (a display and no SSH: browser).
+    static func chosenFlow(_ name: String, environment: [String: String]) throws -> SignInFlow {
+        switch name {
+        case "auto":
+            let display = !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
+            return display && (environment["SSH_CONNECTION"] ?? "").isEmpty ? .browser : .paste
+        case "password":
+            throw VaultError.invalidArgument("the password flow is not supported yet: sign in with the provider's SDK and pipe its answer to `session save`")
+        default:
+            guard let flow = SignInFlow(rawValue: name) else {
+                throw VaultError.invalidArgument("--flow takes auto, browser, paste, device or password")
+            }
+            return flow
+        }
+    }
+
+    private func begin(_ client: SessionClient, _ settings: ProviderSettings, flow: SignInFlow,
+                       redirectURI: String) async throws -> SessionClient.LoginStart {
+        let start = try await client.beginLogin(service: service, account: account, provider: settings, flow: flow,
+                                                redirectURI: redirectURI, scopes: scopes, timeoutSeconds: timeout)
+        Self.note("Open this URL in a browser to sign in:\n\n  \(start.authorizationURL)\n\n")
+        return start
+    }
+
+    private func browser(_ client: SessionClient, _ settings: ProviderSettings, _ deadline: ContinuousClock.Instant) async throws {
+        let (listenPort, path) = try listenAddress()
+        let listener = try LoopbackListener(port: listenPort, path: path)
+        defer { listener.close() }
+        let start = try await begin(client, settings, flow: .browser, redirectURI: redirectUri ?? listener.redirectURI)
+        Self.openInBrowser(start.authorizationURL)
+        Self.note("Waiting for the browser at \(listener.redirectURI) (at most \(timeout) s; Ctrl-C to stop)…\n")
+        while true {
+            switch listener.next(until: deadline) {
+            case .failure(let why):
+                listener.close()
+                try await end(client, start, why)
+            case .success(let callback):
+                do {
+                    let (signedIn, _) = try await client.completeLogin(start.flowID, callbackQuery: callback.query)
+                    LoopbackListener.reply(callback.connection, status: "200 OK", page: "Signed in. You can close this tab and return to the terminal.")
+                    listener.close()
+                    print("signed in: \(service) \(signedIn)")
+                    return
+                } catch let error as VaultError where error.code == .callbackMismatch {
+                    // Not this sign-in's answer (a stale tab, a forgery): ignored, the wait goes on.
+                    LoopbackListener.reply(callback.connection, status: "400 Bad Request", page: "This answer is not for the sign-in under way; it was ignored.")
+                } catch {
+                    LoopbackListener.reply(callback.connection, status: "400 Bad Request", page: "The sign-in did not complete; the terminal says why.")
+                    listener.close()
+                    throw Self.signInFailure(error)
+                }
+            }
+        }
+    }
+
+    private func paste(_ client: SessionClient, _ settings: ProviderSettings, _ deadline: ContinuousClock.Instant) async throws {
+        let start = try await begin(client, settings, flow: .paste, redirectURI: redirectUri ?? Self.pasteRedirect)
+        while true {
+            Self.note("Sign in, then paste the address the browser ended on (it starts with \(redirectUri ?? Self.pasteRedirect)):\n")
+            let line: SecureBytes
+            switch Self.readLine(until: deadline) {
+            case .failure(let why): try await end(client, start, why)
+            case .success(nil): try await end(client, start, .timedOut, what: "standard input ended before an address was pasted")
+            case .success(let pasted?): line = pasted
+            }
+            guard line.count > 0 else { continue }
+            do {
+                let (signedIn, _) = try await client.completeLogin(start.flowID, callbackQuery: Self.query(of: line))
+                print("signed in: \(service) \(signedIn)")
+                return
+            } catch let error as VaultError where error.code == .callbackMismatch {
+                Self.note("sortedvault: that address is not this sign-in's answer; paste the one this sign-in ended on\n")
+            } catch {
+                throw Self.signInFailure(error)
+            }
+        }
+    }
+
+    /// Ends a wait that brought no answer: the daemon's flow is cancelled; Ctrl-C exits 130.
+    private func end(_ client: SessionClient, _ start: SessionClient.LoginStart, _ why: InterruptWatch.WaitResult,
+                     what: String? = nil) async throws -> Never {
+        _ = try? await client.cancelLogin(start.flowID)
+        if why == .interrupted {
+            StandardStreams.reportError("interrupted; the sign-in was cancelled, nothing was stored")
+            throw ExitCode(InterruptWatch.exitStatus)
+        }
+        throw fail("sign in again: \(what ?? "no answer came within \(timeout) s"); the sign-in was cancelled, nothing was stored",
+                   .reauthRequired)
+    }
+
+    /// The port and path to listen on, from --port and --redirect-uri.
+    private func listenAddress() throws -> (UInt16, String?) {
+        guard let redirectUri else { return (port ?? 0, nil) }
+        guard let components = URLComponents(string: redirectUri), components.scheme == "http",
+              components.host == "127.0.0.1" || components.host == "localhost", components.fragment == nil, components.query == nil else {
+            throw VaultError.invalidArgument("--redirect-uri for the browser flow must be http://127.0.0.1:PORT/PATH (the listener binds 127.0.0.1 only)")
+        }
+        guard let uriPort = components.port.map(UInt16.init(clamping:)) ?? port else {
+            throw VaultError.invalidArgument("--redirect-uri must name its port (or give --port)")
+        }
+        if let port, port != uriPort { throw VaultError.invalidArgument("--port and the port of --redirect-uri differ") }
+        return (uriPort, components.path.isEmpty ? "/" : components.path)
+    }
+
+    /// A failed completion as the user should read it: declined or refused → exit 8 (sign in again).
+    static func signInFailure(_ error: any Error) -> any Error {
+        guard let error = error as? VaultError, error.code == .providerRejected else { return error }
+        return fail("sign in again: \(error.reason)", .reauthRequired)
+    }
+
+    /// The query of a pasted address (after `?`, before `#`), or the line itself when it is a bare query.
+    static func query(of line: SecureBytes) -> SecureBytes {
+        line.withUnsafeBytes { raw in
+            let start = raw.firstIndex(of: UInt8(ascii: "?")).map { $0 + 1 } ?? 0
+            let end = raw[start...].firstIndex(of: UInt8(ascii: "#")) ?? raw.count
+            var trimmedEnd = end
+            while trimmedEnd > start, [0x20, 0x0D, 0x09].contains(raw[trimmedEnd - 1]) { trimmedEnd -= 1 }
+            return SecureBytes(copying: UnsafeRawBufferPointer(rebasing: raw[start..<trimmedEnd]))
+        }
+    }
+
+    /// One line of standard input (without its newline) into secure memory, at most 8 KiB; nil at
+    /// the end of input.
+    static func readLine(until deadline: ContinuousClock.Instant) -> Result<SecureBytes?, InterruptWatch.WaitResult> {
+        var buffer = [UInt8](repeating: 0, count: AuthorizationCallback.maximumBytes + 1024)
+        defer { buffer.withUnsafeMutableBytes { explicit_bzero($0.baseAddress!, $0.count) } }
+        var count = 0
+        while true {
+            switch InterruptWatch.wait(for: 0, until: deadline) {
+            case .ready: break
+            case let other: return .failure(other)
+            }
+            var byte: UInt8 = 0
+            let got = read(0, &byte, 1)
+            if got < 0 && errno == EINTR { continue }
+            if got <= 0 { return .success(count == 0 ? nil : SecureBytes(copying: buffer[0..<count])) }
+            if byte == 0x0A { return .success(SecureBytes(copying: buffer[0..<count])) }
+            guard count < buffer.count else { return .success(SecureBytes(copying: buffer[0..<count])) }
+            buffer[count] = byte
+            count += 1
+        }
+    }
+
+    /// A line for the user on standard error (the URL is not a secret: the verifier stays in the daemon).
+    static func note(_ text: String) {
+        Array(text.utf8).withUnsafeBytes { StandardStreams.writeAll(2, $0) }
+    }
+
+    /// `xdg-open URL`, not waited for; a missing xdg-open is fine: the URL is printed anyway.
+    static func openInBrowser(_ url: String) {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd in [Int32(0), 1, 2] { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
+        let words: [String] = ["xdg-open", url]
+        let argv = words.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        _ = posix_spawnp(&pid, "xdg-open", &actions, nil, argv, environ)
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import TestSupport
+import Testing
+import VaultClient
+import VaultCore
+import VaultCrypto
+import VaultPolicy
+import VaultSession
+import Varlink
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension DaemonSuite {
+    /// `sortedvault session login` end to end: the real CLI, the real daemon, django-oauth-toolkit
+    /// with OpenID Connect (its real login and consent pages) and headless Chromium.
+    @Suite struct SignInDaemonTests {
+        @Test func aBrowserSignInIsStoredUnderTheVerifiedUserAndForgedCallbacksChangeNothing() async throws {
+            let world = try SignInWorld()
+            let login = try world.login(["--flow", "browser"])
+            let url = try world.printedURL(login)
+            let redirect = try #require(SignInWorld.parameter("redirect_uri", of: url).flatMap(URLComponents.init(string:)))
+            let port = try #require(redirect.port)
+            let state = try #require(SignInWorld.parameter("state", of: url))
+            #expect(redirect.host == "127.0.0.1" && redirect.path.count == 33, "an ephemeral port and a random path: \(redirect)")
+            #expect(SignInWorld.parameter("code_challenge_method", of: url) == "S256")
+            #expect(SignInWorld.parameter("nonce", of: url)?.count == 43)
+
+            // Listening on 127.0.0.1 only, never on every interface.
+            #expect(SignInWorld.listeners(on: port) == ["0100007F"])
+            let cmdline = login.proc("cmdline"), environ = login.proc("environ")
+
+            // Forged callbacks: another path, a wrong state. The wait goes on; nothing reaches the provider.
+            let wrongPath = try SignInWorld.get(port: port, "/callback?code=forged&state=\(state)")
+            #expect(wrongPath.status == "HTTP/1.1 404 Not Found")
+            let wrongState = try SignInWorld.get(port: port, redirect.path + "?code=forged&state=not-\(state)")
+            #expect(wrongState.status == "HTTP/1.1 400 Bad Request")
+            for header in ["Cache-Control: no-store", "Referrer-Policy: no-referrer"] {
+                #expect(wrongState.response.contains(header), "\(wrongState.response)")
+            }
+            #expect(!wrongState.response.contains("forged") && !wrongState.response.contains(state), "the page echoes nothing")
+            #expect(try await world.provider.stats()["token_requests"]?.objectValue?["other"]?.intValue == 0)
+
+            let page = try world.browse(url)
+            #expect(page.body.contains("Signed in"), "\(page)")
+            #expect(login.wait() == 0, "\(login.standardError)")
+            #expect(login.standardOutput.contains("signed in: com.sorted.api \(world.provider.userSubject)"), "\(login.standardOutput)")
+            #expect(SignInWorld.listeners(on: port).isEmpty, "the listener is closed after the flow")
+
+            let status = try world.cli.run(["session", "status", world.service, world.provider.userSubject, "--json"])
+            #expect(status.status == 0, "\(status.stderr)")
+            let stored = try #require(try JSONSerialization.jsonObject(with: status.stdout) as? [String: Any])
+            #expect(stored["state"] as? String == "valid" && stored["providerKind"] as? String == "oidc", "\(stored)")
+            #expect(stored["hasIdToken"] as? Bool == true && stored["userId"] as? String == "1" && stored["clientId"] as? String == "sorted-cli")
+
+            // No secret anywhere it could leak: the code, the access token.
+            let code = try #require(URLComponents(string: page.finalURL)?.queryItems?.first { $0.name == "code" }?.value)
+            let token = try world.cli.run(["session", "autologin", world.service, world.provider.userSubject]).text
+            #expect(token.count > 10)
+            let places: [(String, Data)] = [("cmdline", cmdline), ("environ", environ), ("stderr", Data(login.standardError.utf8)),
+                                            ("stdout", Data(login.standardOutput.utf8)), ("daemon log", try world.cli.daemonLog()),
+                                            ("access log", FileManager.default.contents(atPath: world.cli.accessLogPath) ?? Data())]
+            for (name, bytes) in places {
+                for secret in [code, token] { #expect(bytes.range(of: Data(secret.utf8)) == nil, "\(name) holds a secret") }
+            }
+            let accessLog = String(decoding: FileManager.default.contents(atPath: world.cli.accessLogPath) ?? Data(), as: UTF8.self)
+            #expect(accessLog.contains("session.login"), "the access log records who began the sign-in:\n\(accessLog)")
+
+            // The code replayed into a new sign-in of the same user: refused, the stored login unchanged.
+            let before = try await world.sessions.status(try ItemKey(service: world.service, account: world.provider.userSubject))
+            let again = try await world.sessions.beginLogin(service: world.service, account: nil, provider: .init(kind: .oidc, clientID: "sorted-cli", issuer: world.provider.issuer),
+                                                            flow: .browser, redirectURI: redirect.string!, scopes: ["read"])
+            let newState = try #require(SignInWorld.parameter("state", of: URL(string: again.authorizationURL)!))
+            await #expect(throws: VaultError.self) {
+                _ = try await world.sessions.completeLogin(again.flowID, callbackQuery: SecureBytes(copying: Array("code=\(code)&state=\(newState)".utf8)))
+            }
+            let after = try await world.sessions.status(try ItemKey(service: world.service, account: world.provider.userSubject))
+            #expect(after["signedInAt"] == before["signedInAt"])
+        }
+
+        @Test func anIDTokenWithAnotherNonceIsRefusedAndNothingIsStored() async throws {
+            let world = try SignInWorld()
+            try await world.provider.control("/test/nonce", ["mode": "other"])
+            let login = try world.login(["--flow", "browser"])
+            let page = try world.browse(try world.printedURL(login))
+            #expect(login.wait() == 8, "\(login.standardError)")
+            #expect(login.standardError.contains("nonce"), "\(login.standardError)")
+            #expect(!page.body.contains("Signed in"))
+            #expect(try await world.sessions.list().isEmpty, "nothing was stored")
+        }
+
+        @Test func aDeclinedSignInEndsPlainlyWithExit8() async throws {
+            let world = try SignInWorld()
+            let login = try world.login(["--flow", "browser"])
+            _ = try world.browse(try world.printedURL(login), deny: true)
+            #expect(login.wait() == 8)
+            #expect(login.standardError.contains("declined"), "\(login.standardError)")
+            #expect(try await world.sessions.list().isEmpty)
+        }
+
+        @Test func thePasteFlowReadsTheAddressTheBrowserEndedOnFromStandardInput() async throws {
+            let world = try SignInWorld()
+            let login = try world.login(["--flow", "paste"])
+            let url = try world.printedURL(login)
+            #expect(SignInWorld.parameter("redirect_uri", of: url) == "http://127.0.0.1/sortedvault/paste")
+            let page = try world.browse(url)  // nothing listens there: the address bar holds the answer
+            #expect(page.finalURL.hasPrefix("http://127.0.0.1/sortedvault/paste?code="), "\(page.finalURL)")
+            login.write("http://127.0.0.1/sortedvault/paste?code=forged&state=forged\n")
+            _ = try login.waitForStandardError { $0.contains("not this sign-in's answer") }
+            login.write(page.finalURL + "\n")
+            #expect(login.wait() == 0, "\(login.standardError)")
+            #expect(login.standardOutput.contains("signed in: com.sorted.api 1"))
+            #expect(try world.cli.run(["session", "status", world.service, "1"]).text.contains("state: valid"))
+        }
+
+        @Test func withoutADisplayOverSSHAutoPicksPasteAndPrintsTheURL() throws {
+            let world = try SignInWorld()
+            let login = try world.login(["--flow", "auto"],
+                                        environment: world.environment(["SSH_CONNECTION": "192.0.2.7 50000 192.0.2.1 22", "DISPLAY": ":0"]))
+            let url = try world.printedURL(login)
+            #expect(url.absoluteString.hasPrefix(world.provider.issuer.absoluteString + "/authorize/?"))
+            let text = try login.waitForStandardError { $0.contains("paste the address") }
+            #expect(!text.contains("Waiting for the browser"))
+            login.closeStandardInput()
+            #expect(login.wait() == 8, "standard input ended: the sign-in is cancelled")
+        }
+
+        @Test func ctrlCClosesTheListenerAndExits130() throws {
+            let world = try SignInWorld()
+            let login = try world.login(["--flow", "browser"])
+            let url = try world.printedURL(login)
+            let port = try #require(SignInWorld.parameter("redirect_uri", of: url).flatMap(URLComponents.init(string:))?.port)
+            _ = try login.waitForStandardError { $0.contains("Waiting for the browser") }
+            login.signal(SIGINT)
+            #expect(login.wait() == 130, "\(login.standardError)")
+            #expect(login.standardError.contains("interrupted"))
+            #expect(SignInWorld.listeners(on: port).isEmpty)
+        }
+
+        @Test func signingInNeedsTheSessionLoginOperation() throws {
+            let everythingButLogin = Policy.knownOperations.filter { $0 != "session.login" }.map { "\"\($0)\"" }.joined(separator: ", ")
+            let world = try SignInWorld(access: """
+                [[rule]]
+                name = "all-but-sign-in"
+                effect = "allow"
+                uids = ["@self"]
+                operations = [\(everythingButLogin)]
+                services = ["*"]
+                """)
+            let login = try world.login(["--flow", "paste"])
+            #expect(login.wait() == 3, "\(login.standardError)")
+            #expect(!login.standardError.contains("Open this URL"))
+        }
+
+        @Test func loginShowsItsOptionsInHelpManualAndCompletion() throws {
+            let options = ["--flow", "--timeout", "--port", "--redirect-uri", "--scope", "--authorization-endpoint", "--issuer"]
+            let help = try HelpTextTests.help(["session", "login", "--help"])
+            for option in options { #expect(help.contains(option), "\(option) missing in\n\(help)") }
+            let dump = try ManualPageTests.dumpedHelp(CLIHarness.executable)
+            let session = try #require((dump["subcommands"] as? [[String: Any]])?.first { $0["commandName"] as? String == "session" })
+            #expect(ManualPageTests.subcommands(session).contains("login"))
+            let bash = try HelpTextTests.help(["--generate-completion-script", "bash"])
+            #expect(bash.contains("--redirect-uri") && bash.contains("--authorization-endpoint"))
+        }
+    }
+}
