@@ -87,6 +87,9 @@ extension SessionManager {
             throw VaultError(.providerRejected, "the provider refused the code (invalid_grant: used already, expired, or issued to another sign-in); nothing was stored, sign in again")
         case .transient(let reason):
             throw VaultError(.unavailable, "the provider could not be reached to finish the sign-in (\(reason)); nothing was stored, sign in again")
+        case .lost(let reason):
+            // The code may have been spent with the answer; it is single-use, so only a new sign-in helps.
+            throw VaultError(.unavailable, "the provider's answer to the sign-in was lost (\(reason)); nothing was stored, sign in again")
         case .rejected(let error, let description):
             throw VaultError(.providerRejected, "the provider refused the code with \(error)\(description.map { ": \($0)" } ?? ""); nothing was stored")
         }

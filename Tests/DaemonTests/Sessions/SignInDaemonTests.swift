@@ -76,7 +76,7 @@ extension DaemonSuite {
                 _ = try await world.sessions.completeLogin(again.flowID, callbackQuery: SecureBytes(copying: Array("code=\(code)&state=\(newState)".utf8)))
             }
             let after = try await world.sessions.status(try ItemKey(service: world.service, account: world.provider.userSubject))
-            #expect(after["signedInAt"] == before["signedInAt"])
+            #expect(after.signedInAt == before.signedInAt && after.issuedAt == before.issuedAt)
         }
 
         @Test func anIDTokenWithAnotherNonceIsRefusedAndNothingIsStored() async throws {
