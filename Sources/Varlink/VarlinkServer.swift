@@ -64,22 +64,25 @@ public final class VarlinkServer: Sendable {
     ///
     /// A stale socket file left by a crashed server is replaced; a socket with a live server
     /// behind it, or a file that is not a socket, makes this throw ``VarlinkServerError``.
-    /// The umask is set process-wide for the duration of the bind, so that the socket is never
-    /// reachable by others, not even between `bind` and `chmod`: do not create files on other
-    /// threads while binding.
+    /// The socket gets its mode before `bind` creates the file (`fchmod` of the unbound socket,
+    /// which Linux applies at `bind`), so it is never reachable by others. The process umask is
+    /// left alone: it is shared by every thread, and changing it around a bind gave the children
+    /// other threads spawned meanwhile a umask of 0177, or left it set for good when two binds overlapped.
     public func bind(unixSocketPath path: String) async throws {
         try checkNotShutDown()
         try removeStaleSocket(at: path)
-        let previousMask = umask(0o177)
         let listener: any Channel
         do {
-            listener = try await makeBootstrap().bind(unixDomainSocketPath: path).get()
-            umask(previousMask)
+            let descriptor = try Self.boundPrivateSocket(at: path)
+            do {
+                listener = try await makeBootstrap().withBoundSocket(descriptor).get()
+            } catch {
+                unlink(path)
+                throw error
+            }
         } catch {
-            umask(previousMask)
             throw VarlinkServerError.bindFailed(path, error)
         }
-        chmod(path, 0o600)
         try register(listener, createdPath: path)
         logger.info("Listening", metadata: ["socket": .string(path)])
     }
@@ -136,6 +139,29 @@ public final class VarlinkServer: Sendable {
             if let createdPath { unlink(createdPath) }
             throw VarlinkServerError.shutDown
         }
+    }
+
+    /// A close-on-exec Unix stream socket bound at `path` with mode 0600, not yet listening (so
+    /// nobody can connect before the server does). Closed on failure.
+    private static func boundPrivateSocket(at path: String) throws -> CInt {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw IOError(errnoCode: ENAMETOOLONG, reason: "bind")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
+        let bound = fchmod(fd, 0o600) == 0 && withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        } == 0
+        guard bound else {
+            let code = errno
+            close(fd)
+            throw IOError(errnoCode: code, reason: "bind")
+        }
+        return fd
     }
 
     private func removeStaleSocket(at path: String) throws {

@@ -35,12 +35,12 @@ enum ListeningSocket {
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw DaemonError("cannot create a Unix socket: \(String(cString: strerror(errno)))") }
-        let previousMask = umask(0o177)
-        let bound = withUnsafePointer(to: &address) {
+        // The mode is set on the unbound socket, which Linux applies when bind creates the file: never
+        // reachable by others, and the process-wide umask (shared with every thread) is left alone.
+        let bound = fchmod(fd, 0o600) == 0 ? withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        } : -1
         let bindError = errno
-        umask(previousMask)
         guard bound == 0 else {
             close(fd)
             throw DaemonError("cannot bind \(path): \(String(cString: strerror(bindError)))")

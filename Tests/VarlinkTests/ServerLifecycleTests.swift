@@ -1,6 +1,15 @@
 import Foundation
+import Synchronization
 import Testing
 import Varlink
+
+private let sampled = Mutex<Set<String>?>(nil)
+private let binding = Mutex(true)
+
+private func currentUmask() -> String? {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+    return status.split(separator: "\n").first { $0.hasPrefix("Umask:") }.map { String($0.dropFirst(6)).trimmingCharacters(in: .whitespaces) }
+}
 
 @Suite struct ServerLifecycleTests {
     @Test func socketIsPrivateToItsOwner() async throws {
@@ -9,6 +18,41 @@ import Varlink
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
         #expect((attributes[.type] as? FileAttributeType) == .typeSocket)
         try await live.stop()
+    }
+
+    /// The process umask is shared by every thread: a bind that changed it let children spawned
+    /// meanwhile inherit 0177 (a nested `swift build` then could not run its own manifest, and
+    /// Chromium did not start), and two overlapping binds could leave it changed for good.
+    @Test func bindingNeverChangesTheProcessUmask() async throws {
+        let before = try #require(currentUmask())
+        binding.withLock { $0 = true }
+        let sampler = Thread {
+            var seen = Set<String>()
+            while binding.withLock({ $0 }) { if let mask = currentUmask() { seen.insert(mask) } }
+            sampled.withLock { $0 = seen }
+        }
+        sampler.start()
+        let directory = TemporaryDirectory()
+        let root = directory.path
+        let servers = try await withThrowingTaskGroup(of: VarlinkServer.self) { group in
+            for index in 0..<32 {
+                group.addTask {
+                    let server = VarlinkServer(info: VarlinkServiceInfo(vendor: "", product: "", version: "", url: ""), interfaces: [], logger: .init(label: "t"))
+                    try await server.bind(unixSocketPath: root + "/s\(index).sock")
+                    return server
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        binding.withLock { $0 = false }
+        while sampled.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(5)) }
+        for index in 0..<32 {
+            let attributes = try FileManager.default.attributesOfItem(atPath: directory.path + "/s\(index).sock")
+            #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        }
+        for server in servers { try await server.shutdown() }
+        #expect(sampled.withLock { $0 } == [before])
+        #expect(currentUmask() == before)
     }
 
     @Test func shutdownClosesConnectionsAndRemovesTheSocket() async throws {
