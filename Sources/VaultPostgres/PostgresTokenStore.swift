@@ -54,18 +54,31 @@ public final class PostgresTokenStore: TokenStore {
     }
 
     public func store(_ secret: SecureBytes, for key: ItemKey, options: StoreOptions) async throws {
+        _ = try await write(secret, for: key, options: options, fence: nil)
+    }
+
+    /// The one write path. With `fence`, the row is written only while its `lease_generation` is
+    /// still `fence` (false otherwise, nothing written); without, the row is inserted or replaced.
+    /// Either way the write ends any lease on the row and clears its in-doubt count: a plain store
+    /// fences a holder (`lease_generation` 0 is never granted), and a fenced one is the holder's
+    /// own result.
+    func write(_ secret: SecureBytes, for key: ItemKey, options: StoreOptions, fence: Int64?) async throws -> Bool {
         try validateSecret(secret)
         let lookup = try keys.lookup(for: key)
         let now = clock.now
         let keys = keys
-        try await transaction { connection, logger in
+        return try await transaction { connection, logger in
             let (keyID, dataKey) = try await keys.activeDataKey(connection, logger: logger)
             var createdAt = now
             let existing = try await connection.query(
-                "SELECT generation, key_id, sealed_metadata FROM sortedvault_items WHERE lookup = \(ByteBuffer(bytes: lookup)) FOR UPDATE",
+                "SELECT generation, key_id, sealed_metadata, lease_generation FROM sortedvault_items WHERE lookup = \(ByteBuffer(bytes: lookup)) FOR UPDATE",
                 logger: logger).collect()
+            if let fence {
+                // Checked under the row lock, so no claim, store or delete can slip in before the write.
+                guard let row = existing.first, try row.decode((Int64, Int32, ByteBuffer, Int64).self).3 == fence else { return false }
+            }
             if let row = existing.first {
-                let (generation, oldKeyID, sealed) = try row.decode((Int64, Int32, ByteBuffer).self)
+                let (generation, oldKeyID, sealed, _) = try row.decode((Int64, Int32, ByteBuffer, Int64).self)
                 let identity = RowSeal.Identity(lookup: lookup, generation: generation, keyID: oldKeyID)
                 // A replacement keeps the creation date; a row that no longer opens is simply replaced.
                 if let oldKey = keys.dataKey(oldKeyID),
@@ -85,8 +98,10 @@ public final class PostgresTokenStore: TokenStore {
                 VALUES (\(ByteBuffer(bytes: lookup)), \(generation), \(keyID), \(options.expiresAt), \(sealedMetadata), \(sealedSecret))
                 ON CONFLICT (lookup) DO UPDATE SET generation = excluded.generation, key_id = excluded.key_id,
                     expires_at = excluded.expires_at, sealed_metadata = excluded.sealed_metadata,
-                    sealed_secret = excluded.sealed_secret, version = sortedvault_items.version + 1
+                    sealed_secret = excluded.sealed_secret, version = sortedvault_items.version + 1,
+                    lease_owner = NULL, lease_expires_at = NULL, lease_generation = 0, refresh_in_doubt = 0
                 """, logger: logger)
+            return true
         }
     }
 
