@@ -60,6 +60,10 @@ enum FleetSchema {
 
     /// Applies the missing migrations on `connection`, which must be inside a transaction.
     static func migrate(_ connection: PostgresConnection, logger: Logger) async throws {
+        // Daemons starting together wait here for the first one's migration, which may take longer
+        // than the connection's lock_timeout (meant for row locks) on a loaded server; the call
+        // deadline still bounds the whole opening.
+        try await connection.query("SET LOCAL lock_timeout = '60s'", logger: logger)
         try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
         try await connection.query(
             "CREATE TABLE IF NOT EXISTS sortedvault_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",

@@ -15,7 +15,8 @@ extension PostgresSuite {
             defer { server.stop() }
             let database = FleetDatabase(server: server, name: try server.createDatabase())
             var settings = database.settings
-            settings.callDeadline = .seconds(2)
+            // Long enough for a loaded machine: a stopped server refuses connections at once, and the deadline itself is checked on a manual clock (DatabaseDeadlineTests).
+            settings.callDeadline = .seconds(30)
             try await database.withStore(master: masterKey(), settings: settings) { store in
                 try await store.store(SecureBytes(copying: [7]), service: "outage", account: "a")
                 try server.shutDown()

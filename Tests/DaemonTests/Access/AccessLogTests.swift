@@ -93,7 +93,9 @@ extension DaemonSuite {
             var needles = [OAuthTestProvider.clientSecret, "ada"]
             for field in ["access_token", "refresh_token"] { if let token = response.jsonField(field) { needles.append(token) } }
             if let token = refreshed.grant?.accessToken.withUnsafeBytes({ String(decoding: $0, as: UTF8.self) }) { needles.append(token) }
-            for needle in needles { #expect(!log.contains(needle), "the access log holds a token or the client secret") }
+            // Pseudonyms are hex, which may spell a short needle such as "ada" by chance: look past them.
+            let readable = log.replacingOccurrences(of: #"<private:[0-9a-f]+>"#, with: "<private>", options: .regularExpression)
+            for needle in needles { #expect(!readable.contains(needle), "the access log holds a token or the client secret") }
             world.cli.stopDaemon()
         }
 
