@@ -140,7 +140,8 @@ extension SessionInterface.Provider {
                   clientSecret: settings.clientSecret,
                   clientAuthentication: hasClientAuthentication ? settings.clientAuthentication.rawValue : nil,
                   issuer: settings.issuer?.absoluteString, url: settings.url?.absoluteString, apiKey: settings.apiKey,
-                  authorizationEndpoint: settings.authorizationEndpoint?.absoluteString)
+                  authorizationEndpoint: settings.authorizationEndpoint?.absoluteString,
+                  deviceAuthorizationEndpoint: settings.deviceAuthorizationEndpoint?.absoluteString)
     }
 
     public init(_ provider: OAuthProvider) {
@@ -182,5 +183,6 @@ extension ProviderSettings {
         url = try parsedURL("url", provider.url)
         apiKey = try secret("apiKey", provider.apiKey)
         authorizationEndpoint = try parsedURL("authorizationEndpoint", provider.authorizationEndpoint)
+        deviceAuthorizationEndpoint = try parsedURL("deviceAuthorizationEndpoint", provider.deviceAuthorizationEndpoint)
     }
 }

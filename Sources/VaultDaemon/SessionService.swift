@@ -126,8 +126,14 @@ final class SessionService: VarlinkInterface {
                           redirectURI: redirect, scopes: request.scopes, lifetime: lifetime),
             owner: peer.uid)
         logger.info("sign-in begun", metadata: ["uid": "\(peer.uid)", "flow": "\(flow.rawValue)"])
-        return .typed(SessionInterface.BeginLogin.Reply(flowId: start.flowID, authorizationUrl: start.authorizationURL.absoluteString,
-                                                        expiresAt: start.expiresAt.timeIntervalSince1970))
+        guard let device = start.device else {
+            return .typed(SessionInterface.BeginLogin.Reply(flowId: start.flowID, authorizationUrl: start.authorizationURL.absoluteString,
+                                                            expiresAt: start.expiresAt.timeIntervalSince1970))
+        }
+        return .typed(SessionInterface.BeginLogin.Reply(
+            flowId: start.flowID, userCode: device.userCode, verificationUri: device.verificationURI.absoluteString,
+            verificationUriComplete: device.verificationURIComplete?.absoluteString, intervalSeconds: Int64(device.interval),
+            expiresAt: start.expiresAt.timeIntervalSince1970))
     }
 
     /// Completes a sign-in of this caller's uid: policy session.login on its service, then the

@@ -14,10 +14,6 @@ import VaultCrypto
 extension SessionManager {
     /// Begins a sign-in for `owner` (the caller's uid).
     public func beginSignIn(_ request: SignInRequest, owner: UInt32) async throws -> SignInStart {
-        switch request.flow {
-        case .browser, .paste: break
-        case .device: throw VaultError.invalidArgument("the device flow is not supported yet: use the browser or paste flow")
-        }
         guard request.settings.kind == .oauth2 || request.settings.kind == .oidc else {
             throw VaultError.invalidArgument("a \(request.settings.kind) sign-in is not supported yet: sign in with the provider's SDK and pipe its answer to `session save`")
         }
@@ -28,9 +24,10 @@ extension SessionManager {
             throw VaultError.invalidArgument("an \(request.settings.kind) sign-in needs the account to store it under (only oidc can name it from the verified id token)")
         }
         _ = try ItemKey(service: request.service, account: request.account ?? "placeholder")  // a clear error on a bad name now
-        try SecureEndpoint.check(request.redirectURI, what: "redirect URI")
         let scopes = try Self.checkedScopes(request.scopes, openID: request.settings.kind == .oidc)
-        let (provider, authorization) = try await resolvedProvider(request.settings)
+        if request.flow == .device { return try await beginDeviceSignIn(request, scopes: scopes, owner: owner) }
+        try SecureEndpoint.check(request.redirectURI, what: "redirect URI")
+        let (provider, authorization, _) = try await resolvedProvider(request.settings)
         guard let authorization else {
             throw VaultError.invalidArgument(request.settings.kind == .oidc
                 ? "the issuer's discovery document names no authorization_endpoint: this provider offers no browser sign-in"
@@ -60,6 +57,9 @@ extension SessionManager {
     /// the sign-in's throws `.callbackMismatch` and leaves the sign-in waiting; anything after the
     /// state matched ends it, stored or not.
     public func completeSignIn(_ id: String, callbackQuery: SecureBytes, owner: UInt32) async throws -> SignInResult {
+        if let pending = pendingSignIns.find(id, owner: owner, now: clock.now), pending.device != nil {
+            return try await completeDeviceSignIn(id, owner: owner)
+        }
         let callback = try AuthorizationCallback(query: callbackQuery)
         guard let pending = pendingSignIns.find(id, owner: owner, now: clock.now) else { throw Self.noSignIn }
         guard callback.hasState(pending.state) else {
@@ -100,6 +100,12 @@ extension SessionManager {
             // The provider's own answer failed its checks (a wrong nonce…): signing in again is the way out.
             throw VaultError(.providerRejected, error.reason)
         }
+        return try await storeVerifiedSignIn(verified, flow: flow)
+    }
+
+    /// Stores a verified sign-in's answer through the one save path, under the flow's account or
+    /// the verified user.
+    func storeVerifiedSignIn(_ verified: TokenResponse, flow: PendingSignIn) async throws -> SignInResult {
         guard let account = flow.account ?? verified.userID else {
             throw VaultError.invalidArgument("the sign-in named no account and its answer carries no verified user; nothing was stored")
         }
@@ -114,7 +120,7 @@ extension SessionManager {
         pendingSignIns.take(id, owner: owner, now: clock.now) != nil
     }
 
-    private static let noSignIn = VaultError.invalidArgument(
+    static let noSignIn = VaultError.invalidArgument(
         "no sign-in is under way with this flow id (it completed, expired, was cancelled, or another user began it): begin again")
 
     /// Scopes as RFC 6749 §3.3 allows them, with `openid` first for an OpenID Connect sign-in.

@@ -25,10 +25,14 @@ struct SessionLogin: ReportingCommand {
             --flow browser: listens on 127.0.0.1 (an ephemeral port and a random path unless --port or \
             --redirect-uri say otherwise) and opens the URL with xdg-open. --flow paste: prints the URL \
             and reads the address the browser ended on (maybe on another machine) from standard input. \
-            --flow auto (default): browser when DISPLAY or WAYLAND_DISPLAY is set and SSH_CONNECTION is \
-            not, else paste. The device and password flows are not supported yet.
+            --flow device (RFC 8628): prints a code and the page where to enter it (on any device); the \
+            daemon polls the provider until the sign-in is approved, denied or expired. --flow auto \
+            (default): browser when DISPLAY or WAYLAND_DISPLAY is set and SSH_CONNECTION is not, else \
+            device when the provider offers it (--device-authorization-endpoint, or the issuer's \
+            discovery document), else paste. The password flow is not supported yet.
 
-            --kind oauth2: --authorization-endpoint, --token-endpoint, --client-id [--revocation-endpoint]
+            --kind oauth2: --authorization-endpoint and/or --device-authorization-endpoint, \
+            --token-endpoint, --client-id [--revocation-endpoint]
             --kind oidc:   --issuer, --client-id (endpoints from the discovery document)
             """)
 
@@ -51,24 +55,28 @@ struct SessionLogin: ReportingCommand {
     }
 
     func perform() async throws {
-        let chosen = try Self.chosenFlow(flow, environment: ProcessInfo.processInfo.environment)
         let settings = try providerOptions.settings()
-        let client = try global.sessionClient()
+        let offersDevice: Bool? = settings.kind == .oidc ? nil : settings.deviceAuthorizationEndpoint != nil
+        let chosen = try Self.chosenFlow(flow, environment: ProcessInfo.processInfo.environment, offersDevice: offersDevice)
+        // A device sign-in's CompleteLogin answers only when the provider's answer is final.
+        let client = try global.sessionClient(timeout: .seconds(timeout + 30))
         InterruptWatch.install()
         let deadline = ContinuousClock.now + .seconds(timeout)
         switch chosen {
         case .browser: try await browser(client, settings, deadline)
         case .paste: try await paste(client, settings, deadline)
-        case .device: _ = try await begin(client, settings, flow: .device, redirectURI: Self.pasteRedirect)
+        case .device: try await device(client, settings, deadline, orPaste: flow == "auto" && offersDevice == nil)
         }
     }
 
-    /// The flow to run: `auto` picks by the environment (a display and no SSH: browser).
-    static func chosenFlow(_ name: String, environment: [String: String]) throws -> SignInFlow {
+    /// The flow to run: `auto` picks by the environment (a display and no SSH: browser), then by
+    /// what the provider offers (`offersDevice` nil: not known here, the daemon will tell).
+    static func chosenFlow(_ name: String, environment: [String: String], offersDevice: Bool? = false) throws -> SignInFlow {
         switch name {
         case "auto":
             let display = !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
-            return display && (environment["SSH_CONNECTION"] ?? "").isEmpty ? .browser : .paste
+            if display && (environment["SSH_CONNECTION"] ?? "").isEmpty { return .browser }
+            return offersDevice == false ? .paste : .device
         case "password":
             throw VaultError.invalidArgument("the password flow is not supported yet: sign in with the provider's SDK and pipe its answer to `session save`")
         default:
@@ -115,6 +123,57 @@ struct SessionLogin: ReportingCommand {
                     throw Self.signInFailure(error)
                 }
             }
+        }
+    }
+
+    /// RFC 8628: the code and page go to standard error; the daemon polls while CompleteLogin
+    /// waits, and Ctrl-C or the timeout cancel the daemon's flow.
+    /// `orPaste`: `auto` chose the device flow without knowing that the provider offers it (oidc:
+    /// the daemon reads discovery); when the daemon refuses to begin it, the paste flow runs.
+    private func device(_ client: SessionClient, _ settings: ProviderSettings, _ deadline: ContinuousClock.Instant,
+                        orPaste: Bool = false) async throws {
+        let start: SessionClient.LoginStart
+        do {
+            start = try await client.beginLogin(service: service, account: account, provider: settings, flow: .device,
+                                                redirectURI: Self.pasteRedirect, scopes: scopes, timeoutSeconds: timeout)
+        } catch let error as VaultError where orPaste && (error.code == .invalidArgument || error.code == .permissionDenied) {
+            return try await paste(client, settings, deadline)
+        }
+        guard let code = start.device else { throw VaultError(.daemonFailed, "the daemon began no device sign-in") }
+        var text = "\nTo sign in, open\n\n  \(code.verificationURI.absoluteString)\n\nand enter the code\n\n  \(code.userCode)\n\n"
+        if let complete = code.verificationURIComplete {
+            text += "(or open \(complete.absoluteString), which carries the code)\n\n"
+        }
+        Self.note(text + "Waiting for the sign-in to be approved (at most \(timeout) s; Ctrl-C to stop)…\n")
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw VaultError(.unavailable, "no pipe for the wait: \(String(cString: strerror(errno)))") }
+        defer { close(fds[0]) }
+        let done = Locked<Result<String, any Error>?>(nil)
+        let writeEnd = fds[1]
+        let completion = Task {
+            let result: Result<String, any Error>
+            do {
+                result = .success(try await client.completeLogin(start.flowID, callbackQuery: SecureBytes(copying: [UInt8]())).account)
+            } catch {
+                result = .failure(error)
+            }
+            done.withLock { $0 = result }
+            close(writeEnd)
+        }
+        switch InterruptWatch.wait(for: fds[0], until: deadline) {
+        case .ready: break
+        case let why:
+            completion.cancel()
+            try await end(client, start, why)
+        }
+        _ = await completion.value
+        switch done.withLock({ $0 }) {
+        case .success(let signedIn)?:
+            print("signed in: \(service) \(signedIn)")
+        case .failure(let error)?:
+            throw Self.signInFailure(error)
+        case nil:
+            throw VaultError(.daemonFailed, "the device sign-in's wait ended without an answer")
         }
     }
 
