@@ -58,14 +58,17 @@ struct SessionLogin: ReportingCommand {
         let settings = try providerOptions.settings()
         let offersDevice: Bool? = settings.kind == .oidc ? nil : settings.deviceAuthorizationEndpoint != nil
         let chosen = try Self.chosenFlow(flow, environment: ProcessInfo.processInfo.environment, offersDevice: offersDevice)
-        // A device sign-in's CompleteLogin answers only when the provider's answer is final.
-        let client = try global.sessionClient(timeout: .seconds(timeout + 30))
+        let client = try global.sessionClient()
         InterruptWatch.install()
         let deadline = ContinuousClock.now + .seconds(timeout)
         switch chosen {
         case .browser: try await browser(client, settings, deadline)
         case .paste: try await paste(client, settings, deadline)
-        case .device: try await device(client, settings, deadline, orPaste: flow == "auto" && offersDevice == nil)
+        case .device:
+            // A device sign-in's CompleteLogin answers only when the provider's answer is final; it
+            // waits on a connection of its own, so that CancelLogin is not queued behind it.
+            try await device(client, waiter: try global.sessionClient(timeout: .seconds(timeout + 30)), settings, deadline,
+                             orPaste: flow == "auto" && offersDevice == nil)
         }
     }
 
@@ -129,14 +132,16 @@ struct SessionLogin: ReportingCommand {
     /// RFC 8628: the code and page go to standard error; the daemon polls while CompleteLogin
     /// waits, and Ctrl-C or the timeout cancel the daemon's flow.
     /// `orPaste`: `auto` chose the device flow without knowing that the provider offers it (oidc:
-    /// the daemon reads discovery); when the daemon refuses to begin it, the paste flow runs.
-    private func device(_ client: SessionClient, _ settings: ProviderSettings, _ deadline: ContinuousClock.Instant,
-                        orPaste: Bool = false) async throws {
+    /// the daemon reads discovery); when the daemon or the provider refuses to begin it (no device
+    /// endpoint, the setting turns it off, unauthorized_client), the paste flow runs.
+    private func device(_ client: SessionClient, waiter: SessionClient, _ settings: ProviderSettings,
+                        _ deadline: ContinuousClock.Instant, orPaste: Bool = false) async throws {
         let start: SessionClient.LoginStart
         do {
             start = try await client.beginLogin(service: service, account: account, provider: settings, flow: .device,
                                                 redirectURI: Self.pasteRedirect, scopes: scopes, timeoutSeconds: timeout)
-        } catch let error as VaultError where orPaste && (error.code == .invalidArgument || error.code == .permissionDenied) {
+        } catch let error as VaultError where orPaste && [.invalidArgument, .permissionDenied, .providerRejected].contains(error.code) {
+            Self.note("sortedvault: no device sign-in (\(error.reason)); signing in by pasting instead\n")
             return try await paste(client, settings, deadline)
         }
         guard let code = start.device else { throw VaultError(.daemonFailed, "the daemon began no device sign-in") }
@@ -153,7 +158,7 @@ struct SessionLogin: ReportingCommand {
         let completion = Task {
             let result: Result<String, any Error>
             do {
-                result = .success(try await client.completeLogin(start.flowID, callbackQuery: SecureBytes(copying: [UInt8]())).account)
+                result = .success(try await waiter.completeLogin(start.flowID, callbackQuery: SecureBytes(copying: [UInt8]())).account)
             } catch {
                 result = .failure(error)
             }
