@@ -57,3 +57,14 @@ extension SessionClient {
         try await sessionCall(SessionInterface.CancelLogin.self, .init(flowId: flowID)).cancelled
     }
 }
+
+extension SessionClient {
+    /// Signs in with an e-mail address and password (Firebase, Supabase; `create`: signs up); the
+    /// account the login was stored under (the e-mail unless given).
+    public func passwordLogin(service: String, account: String?, provider: ProviderSettings, email: String,
+                              password: SecureBytes, create: Bool) async throws -> String {
+        let request = SessionInterface.PasswordLogin.Request(service: service, account: account, provider: .init(provider),
+                                                             email: email, password: password, create: create ? true : nil)
+        return try await sessionCall(SessionInterface.PasswordLogin.self, request).account
+    }
+}

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import CLICore
 import CLIOptions
 import VaultClient
 import VaultCore
@@ -29,7 +30,12 @@ struct SessionLogin: ReportingCommand {
             daemon polls the provider until the sign-in is approved, denied or expired. --flow auto \
             (default): browser when DISPLAY or WAYLAND_DISPLAY is set and SSH_CONNECTION is not, else \
             device when the provider offers it (--device-authorization-endpoint, or the issuer's \
-            discovery document), else paste. The password flow is not supported yet.
+            discovery document), else paste.
+
+            --flow password (--kind firebase or supabase): ACCOUNT is the e-mail address to sign in \
+            with (and where the login is stored); the password is read from --password-fd N or asked \
+            for on the terminal without echo, never from the command line or the environment; \
+            --create signs up first.
 
             --kind oauth2: --authorization-endpoint and/or --device-authorization-endpoint, \
             --token-endpoint, --client-id [--revocation-endpoint]
@@ -45,6 +51,8 @@ struct SessionLogin: ReportingCommand {
     @Option(help: "Give up after this many seconds (default 300).") var timeout: Int = 300
     @Option(help: "browser: listen on this port of 127.0.0.1 (for a provider that registers an exact URI, or ssh -L).") var port: UInt16?
     @Option(help: "The redirect URI the provider has registered; browser: http://127.0.0.1:PORT/PATH to listen on.") var redirectUri: String?
+    @Option(help: "password: read the password (first line) from this file descriptor instead of asking on the terminal.") var passwordFd: Int32?
+    @Flag(help: "password: create the account first (Firebase accounts:signUp, Supabase signup).") var create = false
 
     /// Where the paste flow sends the browser unless told: nothing listens there, and the address
     /// bar then holds the answer to paste.
@@ -56,6 +64,7 @@ struct SessionLogin: ReportingCommand {
 
     func perform() async throws {
         let settings = try providerOptions.settings()
+        if flow == "password" { return try await password(settings) }
         let offersDevice: Bool? = settings.kind == .oidc ? nil : settings.deviceAuthorizationEndpoint != nil
         let chosen = try Self.chosenFlow(flow, environment: ProcessInfo.processInfo.environment, offersDevice: offersDevice)
         let client = try global.sessionClient()
@@ -81,7 +90,7 @@ struct SessionLogin: ReportingCommand {
             if display && (environment["SSH_CONNECTION"] ?? "").isEmpty { return .browser }
             return offersDevice == false ? .paste : .device
         case "password":
-            throw VaultError.invalidArgument("the password flow is not supported yet: sign in with the provider's SDK and pipe its answer to `session save`")
+            throw VaultError.invalidArgument("--flow password is for --kind firebase or supabase")
         default:
             guard let flow = SignInFlow(rawValue: name) else {
                 throw VaultError.invalidArgument("--flow takes auto, browser, paste, device or password")
@@ -131,6 +140,36 @@ struct SessionLogin: ReportingCommand {
 
     /// RFC 8628: the code and page go to standard error; the daemon polls while CompleteLogin
     /// waits, and Ctrl-C or the timeout cancel the daemon's flow.
+    /// Firebase or Supabase e-mail and password: the daemon sends them to the provider and stores the answer.
+    private func password(_ settings: ProviderSettings) async throws {
+        guard settings.kind == .firebase || settings.kind == .supabase else {
+            throw VaultError.invalidArgument("--flow password is for --kind firebase or supabase; an \(settings.kind) provider signs in with --flow browser, paste or device")
+        }
+        guard let email = account else {
+            throw VaultError.invalidArgument("--flow password needs ACCOUNT: the e-mail address to sign in with")
+        }
+        let secret: SecureBytes
+        if let passwordFd {
+            guard fcntl(passwordFd, F_GETFD) != -1 else {
+                throw VaultError.invalidArgument("--password-fd \(passwordFd): descriptor \(passwordFd) is not open; open it for the command, e.g. `\(passwordFd)< FILE`")
+            }
+            secret = SecretInput.firstLine(of: try SecretInput.readAll(fd: passwordFd, limit: 4096, what: "the password"))
+        } else {
+            guard isatty(0) == 1 || access("/dev/tty", R_OK) == 0 else {
+                throw VaultError.invalidArgument("no terminal to ask for the password on: pass it on a descriptor with --password-fd N")
+            }
+            secret = try SecretInput.promptNoEcho("Password for \(email): ")
+        }
+        guard secret.count > 0 else { throw VaultError.invalidArgument("the password is empty") }
+        do {
+            let signedIn = try await global.sessionClient().passwordLogin(service: service, account: email, provider: settings, email: email,
+                                                                         password: secret, create: create)
+            print("signed in: \(service) \(signedIn)")
+        } catch {
+            throw Self.signInFailure(error)
+        }
+    }
+
     /// `orPaste`: `auto` chose the device flow without knowing that the provider offers it (oidc:
     /// the daemon reads discovery); when the daemon or the provider refuses to begin it (no device
     /// endpoint, the setting turns it off, unauthorized_client), the paste flow runs.
