@@ -99,6 +99,11 @@ def main():
     wrongly = client()
     wrong = api_error(lambda: wrongly.sign_in_with_password({"email": email, "password": "wrong"}))
     check(wrong is not None and wrongly.get_session() is None, "a wrong password is refused and the client holds no session")
+    check(wrong.code == "invalid_credentials" and wrong.status == 400,
+          "a wrong password is 400 invalid_credentials (the code sortedvault's password sign-in reports)")
+    taken = api_error(lambda: client().sign_up({"email": email, "password": "a long test password"}))
+    check(taken is not None and taken.code == "user_already_exists",
+          "signing up an existing e-mail is user_already_exists (session login --flow password --create reports it)")
 
     # Refresh: rotation.
     first_refresh = session.refresh_token
