@@ -68,6 +68,19 @@ extension DaemonSuite {
             }
         }
 
+        @Test func aCodeDeniedInTheBrowserEndsTheSignInWithExitEightAndStoresNothing() async throws {
+            let world = try SignInWorld(deviceInterval: 1)
+            let login = try Self.login(world)
+            let (_, page) = try Self.printedCode(login)
+            let denied = try world.browse(page, deny: true, device: true)
+            #expect(denied.body.contains("Denied"), "\(denied)")
+            #expect(login.wait() == 8, "\(login.standardError)")
+            #expect(login.standardError.contains("declined"), "\(login.standardError)")
+            await #expect(throws: VaultError.self) {
+                _ = try await world.sessions.status(try ItemKey(service: world.service, account: "ada"))
+            }
+        }
+
         @Test func aCodeThatExpiresEndsTheSignInWithExitEightAndStoresNothing() async throws {
             let world = try SignInWorld(deviceInterval: 1)
             let login = try Self.login(world)
