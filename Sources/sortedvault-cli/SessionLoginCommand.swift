@@ -138,8 +138,6 @@ struct SessionLogin: ReportingCommand {
         }
     }
 
-    /// RFC 8628: the code and page go to standard error; the daemon polls while CompleteLogin
-    /// waits, and Ctrl-C or the timeout cancel the daemon's flow.
     /// Firebase or Supabase e-mail and password: the daemon sends them to the provider and stores the answer.
     private func password(_ settings: ProviderSettings) async throws {
         guard settings.kind == .firebase || settings.kind == .supabase else {
@@ -170,6 +168,9 @@ struct SessionLogin: ReportingCommand {
         }
     }
 
+    /// RFC 8628: the code and page go to standard error; the daemon polls while CompleteLogin
+    /// waits, and Ctrl-C or the timeout cancel the daemon's flow.
+    ///
     /// `orPaste`: `auto` chose the device flow without knowing that the provider offers it (oidc:
     /// the daemon reads discovery); when the daemon or the provider refuses to begin it (no device
     /// endpoint, the setting turns it off, unauthorized_client), the paste flow runs.
