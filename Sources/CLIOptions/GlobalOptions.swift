@@ -52,8 +52,9 @@ public struct GlobalOptions: ParsableArguments {
     }
 
     /// A login client for the daemon, started on demand unless `--no-autostart`.
-    public func sessionClient() throws -> SessionClient {
-        SessionClient(socketPath: try socketWithDaemon())
+    /// `timeout` bounds each call's wait for its reply (a device sign-in's completion waits long).
+    public func sessionClient(timeout: Duration = .seconds(30)) throws -> SessionClient {
+        SessionClient(socketPath: try socketWithDaemon(), timeout: timeout)
     }
 
     /// The socket, where a daemon answers now unless `--no-autostart` (``DaemonAutostart``).

@@ -61,4 +61,6 @@ public enum WireLimits {
     public static let responseTokenBytes = 16 * 1024
     /// The query of a sign-in's redirect (code, state, iss…): 8 KiB, far above what providers send.
     public static let callbackQueryBytes = 8 * 1024
+    /// A password a sign-in sends to the provider: 4096 bytes, as a passphrase.
+    public static let passwordBytes = 4096
 }

@@ -20,8 +20,11 @@ import VaultSession
 extension SessionClient {
     public struct LoginStart: Sendable {
         public let flowID: String
+        /// The page to open: a device sign-in's verification page (with the code when offered).
         public let authorizationURL: String
         public let expiresAt: Date
+        /// What the user enters where, for a device sign-in; nil otherwise.
+        public let device: DeviceCode?
     }
 
     public func beginLogin(service: String, account: String?, provider: ProviderSettings, flow: SignInFlow, redirectURI: String,
@@ -30,8 +33,15 @@ extension SessionClient {
             service: service, account: account, provider: .init(provider), flow: flow.rawValue, redirectUri: redirectURI,
             scopes: scopes, timeoutSeconds: timeoutSeconds.map { Int64($0) })
         let reply = try await sessionCall(SessionInterface.BeginLogin.self, request)
-        guard let url = reply.authorizationUrl else { throw SessionWireError.malformed("BeginLogin") }
-        return LoginStart(flowID: reply.flowId, authorizationURL: url, expiresAt: Date(timeIntervalSince1970: reply.expiresAt))
+        let expiresAt = Date(timeIntervalSince1970: reply.expiresAt)
+        if let url = reply.authorizationUrl {
+            return LoginStart(flowID: reply.flowId, authorizationURL: url, expiresAt: expiresAt, device: nil)
+        }
+        guard let userCode = reply.userCode, let page = reply.verificationUri.flatMap(URL.init(string:)),
+              let interval = reply.intervalSeconds else { throw SessionWireError.malformed("BeginLogin") }
+        let complete = reply.verificationUriComplete.flatMap(URL.init(string:))
+        let device = DeviceCode(userCode: userCode, verificationURI: page, verificationURIComplete: complete, interval: TimeInterval(interval))
+        return LoginStart(flowID: reply.flowId, authorizationURL: (complete ?? page).absoluteString, expiresAt: expiresAt, device: device)
     }
 
     /// Completes the sign-in with the redirect's query (after `?`); the account the login was stored
@@ -45,5 +55,16 @@ extension SessionClient {
     @discardableResult
     public func cancelLogin(_ flowID: String) async throws -> Bool {
         try await sessionCall(SessionInterface.CancelLogin.self, .init(flowId: flowID)).cancelled
+    }
+}
+
+extension SessionClient {
+    /// Signs in with an e-mail address and password (Firebase, Supabase; `create`: signs up); the
+    /// account the login was stored under (the e-mail unless given).
+    public func passwordLogin(service: String, account: String?, provider: ProviderSettings, email: String,
+                              password: SecureBytes, create: Bool) async throws -> String {
+        let request = SessionInterface.PasswordLogin.Request(service: service, account: account, provider: .init(provider),
+                                                             email: email, password: password, create: create ? true : nil)
+        return try await sessionCall(SessionInterface.PasswordLogin.self, request).account
     }
 }

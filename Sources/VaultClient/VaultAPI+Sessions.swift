@@ -140,7 +140,9 @@ extension SessionInterface.Provider {
                   clientSecret: settings.clientSecret,
                   clientAuthentication: hasClientAuthentication ? settings.clientAuthentication.rawValue : nil,
                   issuer: settings.issuer?.absoluteString, url: settings.url?.absoluteString, apiKey: settings.apiKey,
-                  authorizationEndpoint: settings.authorizationEndpoint?.absoluteString)
+                  authorizationEndpoint: settings.authorizationEndpoint?.absoluteString,
+                  deviceAuthorizationEndpoint: settings.deviceAuthorizationEndpoint?.absoluteString,
+                  externalProvider: settings.externalProvider)
     }
 
     public init(_ provider: OAuthProvider) {
@@ -182,5 +184,12 @@ extension ProviderSettings {
         url = try parsedURL("url", provider.url)
         apiKey = try secret("apiKey", provider.apiKey)
         authorizationEndpoint = try parsedURL("authorizationEndpoint", provider.authorizationEndpoint)
+        deviceAuthorizationEndpoint = try parsedURL("deviceAuthorizationEndpoint", provider.deviceAuthorizationEndpoint)
+        if let name = provider.externalProvider {
+            guard !name.isEmpty, name.utf8.count <= 64, name.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F || $0 == 0x2D }) else {
+                throw WireParameterError("provider.externalProvider", "must be 1 to 64 lowercase letters, digits, - or _ (e.g. github)")
+            }
+            externalProvider = name
+        }
     }
 }

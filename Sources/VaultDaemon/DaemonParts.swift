@@ -105,7 +105,8 @@ struct DaemonParts: Sendable {
             configuration: SessionManager.Configuration(
                 minValid: TimeInterval(settings.sessionMinValidSeconds),
                 refreshAhead: TimeInterval(settings.sessionProactiveRefreshSeconds),
-                proactiveRefresh: settings.sessionProactiveRefreshSeconds > 0),
+                proactiveRefresh: settings.sessionProactiveRefreshSeconds > 0,
+                deviceFlow: settings.sessionDeviceFlow),
             logger: logger, logName: { logNames.field($0) })
         await sessions.useOpenID(OIDCCacheVerifier(
             cache: OIDCProviderCache(fetcher: URLSessionDocumentFetcher(), clock: configuration.clock)))

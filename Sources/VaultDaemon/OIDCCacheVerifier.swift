@@ -12,7 +12,8 @@ struct OIDCCacheVerifier: OpenIDVerifier {
         do {
             let document = try await cache.discovery(for: issuer)
             return OpenIDEndpoints(token: document.tokenEndpoint, revocation: document.revocationEndpoint,
-                                   authorization: document.authorizationEndpoint)
+                                   authorization: document.authorizationEndpoint,
+                                   deviceAuthorization: document.deviceAuthorizationEndpoint)
         } catch {
             throw Self.converted(error)
         }

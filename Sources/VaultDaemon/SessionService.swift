@@ -77,6 +77,9 @@ final class SessionService: VarlinkInterface {
             case .cancelLogin:
                 let request = try SessionInterface.CancelLogin.Request(from: parameters)
                 return .task { try await self.cancelLogin(request, peer: peer) }
+            case .passwordLogin:
+                let request = try SessionInterface.PasswordLogin.Request(from: parameters)
+                return .task { try await self.passwordLogin(request, peer: peer) }
             }
         }
     }
@@ -126,8 +129,14 @@ final class SessionService: VarlinkInterface {
                           redirectURI: redirect, scopes: request.scopes, lifetime: lifetime),
             owner: peer.uid)
         logger.info("sign-in begun", metadata: ["uid": "\(peer.uid)", "flow": "\(flow.rawValue)"])
-        return .typed(SessionInterface.BeginLogin.Reply(flowId: start.flowID, authorizationUrl: start.authorizationURL.absoluteString,
-                                                        expiresAt: start.expiresAt.timeIntervalSince1970))
+        guard let device = start.device else {
+            return .typed(SessionInterface.BeginLogin.Reply(flowId: start.flowID, authorizationUrl: start.authorizationURL.absoluteString,
+                                                            expiresAt: start.expiresAt.timeIntervalSince1970))
+        }
+        return .typed(SessionInterface.BeginLogin.Reply(
+            flowId: start.flowID, userCode: device.userCode, verificationUri: device.verificationURI.absoluteString,
+            verificationUriComplete: device.verificationURIComplete?.absoluteString, intervalSeconds: Int64(device.interval),
+            expiresAt: start.expiresAt.timeIntervalSince1970))
     }
 
     /// Completes a sign-in of this caller's uid: policy session.login on its service, then the
@@ -145,6 +154,19 @@ final class SessionService: VarlinkInterface {
             logger.notice("a sign-in callback with the wrong state was ignored", metadata: ["uid": "\(peer.uid)"])
             throw VarlinkError(SessionInterface.LoginStateMismatch(flowId: request.flowId))
         }
+    }
+
+    /// Signs in with a password the caller read (never on argv); the access log records who did.
+    private func passwordLogin(_ request: SessionInterface.PasswordLogin.Request, peer: PeerCredentials) async throws -> VarlinkReply {
+        let service = try VaultInterface.ItemName.checked(request.service, parameter: "service")
+        let account = try request.account.map { try VaultInterface.ItemName.checked($0, parameter: "account") }
+        try access.require(peer, "session.login", service: service, interface: name)
+        activity.touch()
+        let result = try await sessions.signInWithPassword(PasswordSignIn(
+            service: service, account: account, settings: try ProviderSettings(wire: request.provider), email: request.email,
+            password: request.password, create: request.create ?? false))
+        logger.info("signed in with a password", metadata: ["uid": "\(peer.uid)"])
+        return .typed(SessionInterface.PasswordLogin.Reply(session: .init(result.status), account: result.key.account))
     }
 
     private func cancelLogin(_ request: SessionInterface.CancelLogin.Request, peer: PeerCredentials) async throws -> VarlinkReply {

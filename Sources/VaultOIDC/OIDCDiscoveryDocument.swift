@@ -22,6 +22,8 @@ public struct OIDCDiscoveryDocument: Sendable, Equatable {
     /// Where a browser sign-in starts; absent for a provider that offers none (Discovery §3 requires
     /// it, but a provider used only for refresh may leave it out).
     public let authorizationEndpoint: URL?
+    /// RFC 8628 §4: where a device sign-in starts, when the provider offers one.
+    public let deviceAuthorizationEndpoint: URL?
     /// Absent when the provider offers no RFC 7009 revocation.
     public let revocationEndpoint: URL?
     public let jwksURI: URL
@@ -62,6 +64,7 @@ public struct OIDCDiscoveryDocument: Sendable, Equatable {
         self.tokenEndpoint = try endpoint("token_endpoint")!
         self.revocationEndpoint = try endpoint("revocation_endpoint", required: false)
         self.authorizationEndpoint = try endpoint("authorization_endpoint", required: false)
+        self.deviceAuthorizationEndpoint = try endpoint("device_authorization_endpoint", required: false)
         self.jwksURI = try endpoint("jwks_uri")!
         self.idTokenSigningAlgorithms = algorithms.compactMap(\.stringValue)
     }

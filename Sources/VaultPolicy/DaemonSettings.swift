@@ -26,6 +26,9 @@ public struct DaemonSettings: Sendable, Equatable {
     /// The daemon refreshes stored logins this long before `sessionMinValidSeconds` would be
     /// crossed (plus up to 30 s of jitter); 0 = only when a client asks. 0…86400.
     public var sessionProactiveRefreshSeconds: Int
+    /// Whether `session login --flow device` (RFC 8628) may run: off for users who fear its
+    /// phishing risk (someone talks them into entering a code at the provider).
+    public var sessionDeviceFlow = true
     /// Where items live: sortedvault's embedded encrypted store (the default) or the desktop keyring.
     public var backend: ItemBackend
     /// How the access log and the daemon's log name a service: a keyed pseudonym (the default: the
@@ -113,7 +116,8 @@ public struct DaemonSettings: Sendable, Equatable {
             settings.accessLogNames = names
         }
         if let session = try reader.subtable("session") {
-            try session.rejectUnknownKeys(["min_valid_seconds", "proactive_refresh_seconds"])
+            try session.rejectUnknownKeys(["min_valid_seconds", "proactive_refresh_seconds", "device_flow"])
+            if let value = try session.boolean("device_flow") { settings.sessionDeviceFlow = value }
             if let value = try session.integer("min_valid_seconds", in: minValidRange) { settings.sessionMinValidSeconds = value }
             if let value = try session.integer("proactive_refresh_seconds", in: proactiveRefreshRange) {
                 settings.sessionProactiveRefreshSeconds = value

@@ -17,4 +17,19 @@ extension OAuthClient {
             Self.refreshAnswer($0, text: text)
         }
     }
+
+    /// GoTrue's code exchange (`POST {url}/auth/v1/token?grant_type=pkce`, JSON `auth_code` and
+    /// `code_verifier`, the anon key as `apikey`); its answers read as a Supabase refresh's do.
+    func exchangeGoTrue(code: SecureBytes, verifier: SecureBytes, provider: OAuthProvider) async -> RefreshAnswer {
+        guard let apiKey = provider.apiKey, let base = provider.baseURL,
+              let url = Self.withQuery(base.appending(path: "auth/v1/token"), "grant_type=pkce") else {
+            return .rejected(error: "configuration", description: "the provider has no anon key or URL")
+        }
+        var body = JSONBody()
+        body.add("auth_code", secret: code)
+        body.add("code_verifier", secret: verifier)
+        let request = OAuthHTTPRequest(url: url, body: body.finish(), bodyFormat: .json,
+                                       secretHeaders: [SecretParameter(name: "apikey", value: apiKey)])
+        return await post(request) { Self.supabaseRefreshAnswer($0, text: ProviderErrorText(sent: [code, verifier, apiKey])) }
+    }
 }

@@ -23,11 +23,14 @@ public struct OpenIDEndpoints: Sendable, Equatable {
     public var revocation: URL?
     /// Where a browser sign-in starts; nil when the document names none.
     public var authorization: URL?
+    /// Where a device sign-in (RFC 8628) starts; nil when the document names none.
+    public var deviceAuthorization: URL?
 
-    public init(token: URL, revocation: URL? = nil, authorization: URL? = nil) {
+    public init(token: URL, revocation: URL? = nil, authorization: URL? = nil, deviceAuthorization: URL? = nil) {
         self.token = token
         self.revocation = revocation
         self.authorization = authorization
+        self.deviceAuthorization = deviceAuthorization
     }
 }
 

@@ -16,6 +16,17 @@ struct PendingSignIn: Sendable {
     let verifier: SecureBytes
     let nonce: SecureBytes?
     let expiresAt: Date
+    /// A device sign-in's code and how often to poll; nil for a browser or paste sign-in.
+    var device: DeviceGrant? = nil
+    /// Whether a CompleteLogin is polling for this device sign-in (a second caller is refused).
+    var polling = false
+}
+
+/// What a device sign-in (RFC 8628) polls with: the device code never leaves the manager.
+struct DeviceGrant: Sendable {
+    let deviceCode: SecureBytes
+    /// Seconds between polls; slow_down adds 5 (RFC 8628 §3.5).
+    var interval: TimeInterval
 }
 
 /// The sign-ins under way, bounded: at most ``capacity`` in all and ``capacityPerOwner`` per user,
@@ -47,6 +58,12 @@ struct PendingSignIns: Sendable {
         purge(now)
         guard let flow = flows[id], flow.owner == owner else { return nil }
         return flow
+    }
+
+    /// Replaces the owner's sign-in `id` while it is still there (a device sign-in's poll state).
+    mutating func update(_ flow: PendingSignIn, now: Date) {
+        guard find(flow.id, owner: flow.owner, now: now) != nil else { return }
+        flows[flow.id] = flow
     }
 
     /// Takes the owner's sign-in out: it can never be found again.

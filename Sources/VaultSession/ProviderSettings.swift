@@ -28,11 +28,20 @@ public struct ProviderSettings: Sendable, CustomStringConvertible {
     /// `oauth2`: where a browser sign-in starts (`oidc` reads it from discovery). Used to begin a
     /// sign-in only; a stored login does not keep it.
     public var authorizationEndpoint: URL?
+    /// `oauth2`: where a device sign-in (RFC 8628) asks for its code (`oidc` reads it from
+    /// discovery). Used to begin a sign-in only, as ``authorizationEndpoint``.
+    public var deviceAuthorizationEndpoint: URL?
+    /// `supabase`: the external provider a browser sign-in goes through with GoTrue's PKCE flow
+    /// (e.g. `github`). Used to begin a sign-in only.
+    public var externalProvider: String?
 
     public init(kind: ProviderKind = .oauth2, tokenEndpoint: URL? = nil, revocationEndpoint: URL? = nil, clientID: String? = nil,
                 clientSecret: SecureBytes? = nil, clientAuthentication: OAuthProvider.ClientAuthentication = .basic,
-                issuer: URL? = nil, url: URL? = nil, apiKey: SecureBytes? = nil, authorizationEndpoint: URL? = nil) {
+                issuer: URL? = nil, url: URL? = nil, apiKey: SecureBytes? = nil, authorizationEndpoint: URL? = nil,
+                deviceAuthorizationEndpoint: URL? = nil, externalProvider: String? = nil) {
         self.authorizationEndpoint = authorizationEndpoint
+        self.externalProvider = externalProvider
+        self.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint
         self.kind = kind
         self.tokenEndpoint = tokenEndpoint
         self.revocationEndpoint = revocationEndpoint
@@ -96,6 +105,8 @@ public struct ProviderSettings: Sendable, CustomStringConvertible {
         if tokenEndpoint != nil && !endpoints { unneeded.append("token endpoint") }
         if revocationEndpoint != nil && !endpoints { unneeded.append("revocation endpoint") }
         if authorizationEndpoint != nil && !endpoints { unneeded.append("authorization endpoint") }
+        if deviceAuthorizationEndpoint != nil && !endpoints { unneeded.append("device authorization endpoint") }
+        if externalProvider != nil && kind != .supabase { unneeded.append("external provider") }
         if clientID != nil && !client { unneeded.append("client id") }
         if clientSecret != nil && !client { unneeded.append("client secret") }
         if issuer != nil && kind != .oidc { unneeded.append("issuer") }

@@ -17,8 +17,11 @@ extension SessionManager {
 
     /// The provider for `settings` and where a browser sign-in with it starts (`oauth2`: the
     /// settings' authorization endpoint; `oidc`: the discovery document's; nil when neither names one).
-    func resolvedProvider(_ settings: ProviderSettings) async throws -> (provider: OAuthProvider, authorization: URL?) {
-        guard settings.kind == .oidc else { return (try settings.resolved(), settings.authorizationEndpoint) }
+    func resolvedProvider(_ settings: ProviderSettings) async throws
+        -> (provider: OAuthProvider, authorization: URL?, deviceAuthorization: URL?) {
+        guard settings.kind == .oidc else {
+            return (try settings.resolved(), settings.authorizationEndpoint, settings.deviceAuthorizationEndpoint)
+        }
         try settings.checkOnlyNeeded()
         guard let openID else { throw VaultError(.unavailable, "OpenID Connect logins are not available in this process") }
         guard let issuer = settings.issuer else { throw VaultError.invalidArgument("an oidc provider needs its issuer URL") }
@@ -32,7 +35,7 @@ extension SessionManager {
         let provider = try OAuthProvider.oidc(issuer: issuer, tokenEndpoint: endpoints.token, revocationEndpoint: endpoints.revocation,
                                               clientID: clientID, clientSecret: settings.clientSecret,
                                               clientAuthentication: settings.clientAuthentication)
-        return (provider, endpoints.authorization)
+        return (provider, endpoints.authorization, endpoints.deviceAuthorization)
     }
 
     /// Stores a new login from `settings` (any kind), verifying an `oidc` sign-in first.

@@ -139,7 +139,7 @@ extension SessionManager {
         }
     }
 
-    private static func sleep<C: Clock>(_ seconds: TimeInterval, on clock: C) async throws where C.Duration == Duration {
+    static func sleep<C: Clock>(_ seconds: TimeInterval, on clock: C) async throws where C.Duration == Duration {
         try await clock.sleep(for: .milliseconds(Int64((seconds * 1000).rounded(.up))))
     }
 

@@ -14,12 +14,11 @@ import VaultCrypto
 extension SessionManager {
     /// Begins a sign-in for `owner` (the caller's uid).
     public func beginSignIn(_ request: SignInRequest, owner: UInt32) async throws -> SignInStart {
-        switch request.flow {
-        case .browser, .paste: break
-        case .device: throw VaultError.invalidArgument("the device flow is not supported yet: use the browser or paste flow")
-        }
-        guard request.settings.kind == .oauth2 || request.settings.kind == .oidc else {
-            throw VaultError.invalidArgument("a \(request.settings.kind) sign-in is not supported yet: sign in with the provider's SDK and pipe its answer to `session save`")
+        let gotrue = request.settings.kind == .supabase && request.settings.externalProvider != nil
+        guard request.settings.kind == .oauth2 || request.settings.kind == .oidc || gotrue else {
+            throw VaultError.invalidArgument(request.settings.kind == .supabase
+                ? "a supabase sign-in here is by password (--flow password) or through an external provider's page (--provider github)"
+                : "a \(request.settings.kind) sign-in here is by password (--flow password); for another sign-in use the provider's SDK and pipe its answer to `session save`")
         }
         guard request.lifetime >= 1 && request.lifetime <= SignInRequest.maximumLifetime else {
             throw VaultError.invalidArgument("the sign-in's timeout must be 1 to \(Int(SignInRequest.maximumLifetime)) seconds")
@@ -28,9 +27,11 @@ extension SessionManager {
             throw VaultError.invalidArgument("an \(request.settings.kind) sign-in needs the account to store it under (only oidc can name it from the verified id token)")
         }
         _ = try ItemKey(service: request.service, account: request.account ?? "placeholder")  // a clear error on a bad name now
-        try SecureEndpoint.check(request.redirectURI, what: "redirect URI")
         let scopes = try Self.checkedScopes(request.scopes, openID: request.settings.kind == .oidc)
-        let (provider, authorization) = try await resolvedProvider(request.settings)
+        if request.flow == .device { return try await beginDeviceSignIn(request, scopes: scopes, owner: owner) }
+        try SecureEndpoint.check(request.redirectURI, what: "redirect URI")
+        let (provider, endpoint, _) = try await resolvedProvider(request.settings)
+        let authorization = gotrue ? provider.baseURL?.appending(path: "auth/v1/authorize") : endpoint
         guard let authorization else {
             throw VaultError.invalidArgument(request.settings.kind == .oidc
                 ? "the issuer's discovery document names no authorization_endpoint: this provider offers no browser sign-in"
@@ -47,8 +48,10 @@ extension SessionManager {
                                  redirectURI: request.redirectURI, state: state, verifier: verifier, nonce: nonce,
                                  expiresAt: now.addingTimeInterval(request.lifetime))
         try pendingSignIns.add(flow, now: now)
-        return SignInStart(flowID: id, authorizationURL: try Self.authorizationURL(authorization, flow: flow, scopes: scopes),
-                           expiresAt: flow.expiresAt)
+        let url = try request.settings.externalProvider.map {
+            try Self.gotrueAuthorizationURL(authorization, flow: flow, externalProvider: $0, scopes: scopes)
+        } ?? Self.authorizationURL(authorization, flow: flow, scopes: scopes)
+        return SignInStart(flowID: id, authorizationURL: url, expiresAt: flow.expiresAt)
     }
 
     /// The service of `owner`'s sign-in `id` (for the policy check before completing it), or nil.
@@ -60,6 +63,9 @@ extension SessionManager {
     /// the sign-in's throws `.callbackMismatch` and leaves the sign-in waiting; anything after the
     /// state matched ends it, stored or not.
     public func completeSignIn(_ id: String, callbackQuery: SecureBytes, owner: UInt32) async throws -> SignInResult {
+        if let pending = pendingSignIns.find(id, owner: owner, now: clock.now), pending.device != nil {
+            return try await completeDeviceSignIn(id, owner: owner)
+        }
         let callback = try AuthorizationCallback(query: callbackQuery)
         guard let pending = pendingSignIns.find(id, owner: owner, now: clock.now) else { throw Self.noSignIn }
         guard callback.hasState(pending.state) else {
@@ -81,7 +87,10 @@ extension SessionManager {
             throw VaultError.invalidArgument("the callback carries neither a code nor an error; nothing was stored, sign in again")
         }
         let response: TokenResponse
-        switch await oauth.exchange(code: code, verifier: flow.verifier, redirectURI: flow.redirectURI, provider: flow.provider) {
+        let answer = flow.provider.kind == .supabase
+            ? await oauth.exchangeGoTrue(code: code, verifier: flow.verifier, provider: flow.provider)
+            : await oauth.exchange(code: code, verifier: flow.verifier, redirectURI: flow.redirectURI, provider: flow.provider)
+        switch answer {
         case .tokens(let tokens): response = tokens
         case .invalidGrant:
             throw VaultError(.providerRejected, "the provider refused the code (invalid_grant: used already, expired, or issued to another sign-in); nothing was stored, sign in again")
@@ -100,6 +109,12 @@ extension SessionManager {
             // The provider's own answer failed its checks (a wrong nonce…): signing in again is the way out.
             throw VaultError(.providerRejected, error.reason)
         }
+        return try await storeVerifiedSignIn(verified, flow: flow)
+    }
+
+    /// Stores a verified sign-in's answer through the one save path, under the flow's account or
+    /// the verified user.
+    func storeVerifiedSignIn(_ verified: TokenResponse, flow: PendingSignIn) async throws -> SignInResult {
         guard let account = flow.account ?? verified.userID else {
             throw VaultError.invalidArgument("the sign-in named no account and its answer carries no verified user; nothing was stored")
         }
@@ -114,8 +129,27 @@ extension SessionManager {
         pendingSignIns.take(id, owner: owner, now: clock.now) != nil
     }
 
-    private static let noSignIn = VaultError.invalidArgument(
+    static let noSignIn = VaultError.invalidArgument(
         "no sign-in is under way with this flow id (it completed, expired, was cancelled, or another user began it): begin again")
+
+    /// GoTrue's `/authorize` (api/external.go): the external provider, the S256 challenge, and
+    /// `redirect_to` carrying the state, because GoTrue sends the browser back to `redirect_to` with
+    /// `code` added to its query and has no state parameter of its own for the caller.
+    static func gotrueAuthorizationURL(_ endpoint: URL, flow: PendingSignIn, externalProvider: String, scopes: [String]) throws -> URL {
+        func text(_ bytes: SecureBytes) -> String { bytes.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
+        let back = flow.redirectURI.absoluteString
+        var parameters: [(String, String)] = [
+            ("provider", externalProvider),
+            ("redirect_to", back + (flow.redirectURI.query == nil ? "?" : "&") + "state=" + text(flow.state)),
+            ("code_challenge", text(flow.verifier.sha256().base64URLEncoded())), ("code_challenge_method", "s256"),
+        ]
+        if !scopes.isEmpty { parameters.append(("scopes", scopes.joined(separator: " "))) }
+        let query = parameters.map { FormBody.encode(Array($0.0.utf8)) + "=" + FormBody.encode(Array($0.1.utf8)) }.joined(separator: "&")
+        guard let url = URL(string: endpoint.absoluteString + "?" + query) else {
+            throw VaultError.invalidArgument("the Supabase URL cannot take a query")
+        }
+        return url
+    }
 
     /// Scopes as RFC 6749 §3.3 allows them, with `openid` first for an OpenID Connect sign-in.
     static func checkedScopes(_ scopes: [String], openID: Bool) throws -> [String] {

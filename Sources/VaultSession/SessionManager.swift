@@ -55,11 +55,15 @@ public actor SessionManager {
         /// While another manager holds a login's lease, how often the store is read again when it
         /// gives no hint of a change (``LoginLeases/changes(of:)``).
         public var leaseRecheck: TimeInterval
+        /// Whether device sign-ins (RFC 8628) may begin: an administrator who fears their phishing
+        /// risk (a code the user is talked into entering) turns them off.
+        public var deviceFlow: Bool
 
         public init(minValid: TimeInterval = 60, refreshAhead: TimeInterval = 60, refreshJitter: TimeInterval = 30,
                     retry: RetryPolicy = RetryPolicy(), revocationQueueLifetime: TimeInterval = 30 * 86400,
                     proactiveRefresh: Bool = true, clientRetryFloor: TimeInterval = 1,
-                    refreshLease: TimeInterval = 30, leaseRecheck: TimeInterval = 1) {
+                    refreshLease: TimeInterval = 30, leaseRecheck: TimeInterval = 1, deviceFlow: Bool = true) {
+            self.deviceFlow = deviceFlow
             self.refreshLease = refreshLease
             self.leaseRecheck = leaseRecheck
             self.clientRetryFloor = clientRetryFloor

@@ -7,7 +7,7 @@ public enum SignInFlow: String, Sendable, CaseIterable {
     case browser
     /// The user copies the redirect URL from a browser (maybe on another machine) back to the caller.
     case paste
-    /// RFC 8628: the user types a code at the provider's page; the caller polls. Not built yet.
+    /// RFC 8628: the user enters a code at the provider's page (on any device); the manager polls.
     case device
 }
 
@@ -49,9 +49,29 @@ public struct SignInRequest: Sendable {
 public struct SignInStart: Sendable, Equatable {
     /// Names the sign-in in CompleteLogin and CancelLogin (only its owner's calls find it).
     public let flowID: String
-    /// The URL to open in a browser.
+    /// The URL to open in a browser: a device sign-in's verification page (with the code when the
+    /// provider offers that).
     public let authorizationURL: URL
     public let expiresAt: Date
+    /// What the user needs for a device sign-in; nil for browser and paste.
+    public var device: DeviceCode? = nil
+}
+
+/// A device sign-in as the user sees it (RFC 8628 §3.2): enter ``userCode`` at
+/// ``verificationURI``, or open ``verificationURIComplete``.
+public struct DeviceCode: Sendable, Equatable {
+    public let userCode: String
+    public let verificationURI: URL
+    public let verificationURIComplete: URL?
+    /// Seconds between the manager's polls, as the provider asked.
+    public let interval: TimeInterval
+
+    public init(userCode: String, verificationURI: URL, verificationURIComplete: URL?, interval: TimeInterval) {
+        self.userCode = userCode
+        self.verificationURI = verificationURI
+        self.verificationURIComplete = verificationURIComplete
+        self.interval = interval
+    }
 }
 
 /// A completed sign-in: where the login was stored, and its state.

@@ -11,6 +11,8 @@ struct ProviderOptions: ParsableArguments {
     @Option(help: "oauth2: the provider's token endpoint (https, or http to a loopback address).") var tokenEndpoint: String?
     @Option(help: "oauth2: the provider's RFC 7009 revocation endpoint, used at logout.") var revocationEndpoint: String?
     @Option(help: "oauth2: where a browser sign-in starts (session login; oidc reads it from discovery).") var authorizationEndpoint: String?
+    @Option(help: "oauth2: where a device sign-in (RFC 8628) asks for its code (session login; oidc reads it from discovery).") var deviceAuthorizationEndpoint: String?
+    @Option(name: .customLong("provider"), help: "supabase: sign in (session login) through GoTrue's PKCE flow with this external provider, e.g. github.") var externalProvider: String?
     @Option(help: "oauth2, oidc: the OAuth2 client id.") var clientId: String?
     @Option(help: "oauth2, oidc: read the client secret (first line) from this file descriptor; omit for a public client.") var clientSecretFd: Int32?
     @Option(help: "oauth2, oidc: how the client authenticates: basic (default) or post.") var clientAuth: String = "basic"
@@ -40,6 +42,8 @@ struct ProviderOptions: ParsableArguments {
             clientSecret: try clientSecretFd.map { try SecretInput.passphrase(fd: $0, prompt: "") },
             clientAuthentication: authentication, issuer: try parse(issuer, "--issuer"), url: try parse(url, "--url"),
             apiKey: try apiKeyFd.map { try SecretInput.passphrase(fd: $0, prompt: "") },
-            authorizationEndpoint: try parse(authorizationEndpoint, "--authorization-endpoint"))
+            authorizationEndpoint: try parse(authorizationEndpoint, "--authorization-endpoint"),
+            deviceAuthorizationEndpoint: try parse(deviceAuthorizationEndpoint, "--device-authorization-endpoint"),
+            externalProvider: externalProvider)
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import CLICore
 import CLIOptions
 import VaultClient
 import VaultCore
@@ -25,10 +26,19 @@ struct SessionLogin: ReportingCommand {
             --flow browser: listens on 127.0.0.1 (an ephemeral port and a random path unless --port or \
             --redirect-uri say otherwise) and opens the URL with xdg-open. --flow paste: prints the URL \
             and reads the address the browser ended on (maybe on another machine) from standard input. \
-            --flow auto (default): browser when DISPLAY or WAYLAND_DISPLAY is set and SSH_CONNECTION is \
-            not, else paste. The device and password flows are not supported yet.
+            --flow device (RFC 8628): prints a code and the page where to enter it (on any device); the \
+            daemon polls the provider until the sign-in is approved, denied or expired. --flow auto \
+            (default): browser when DISPLAY or WAYLAND_DISPLAY is set and SSH_CONNECTION is not, else \
+            device when the provider offers it (--device-authorization-endpoint, or the issuer's \
+            discovery document), else paste.
 
-            --kind oauth2: --authorization-endpoint, --token-endpoint, --client-id [--revocation-endpoint]
+            --flow password (--kind firebase or supabase): ACCOUNT is the e-mail address to sign in \
+            with (and where the login is stored); the password is read from --password-fd N or asked \
+            for on the terminal without echo, never from the command line or the environment; \
+            --create signs up first.
+
+            --kind oauth2: --authorization-endpoint and/or --device-authorization-endpoint, \
+            --token-endpoint, --client-id [--revocation-endpoint]
             --kind oidc:   --issuer, --client-id (endpoints from the discovery document)
             """)
 
@@ -41,6 +51,8 @@ struct SessionLogin: ReportingCommand {
     @Option(help: "Give up after this many seconds (default 300).") var timeout: Int = 300
     @Option(help: "browser: listen on this port of 127.0.0.1 (for a provider that registers an exact URI, or ssh -L).") var port: UInt16?
     @Option(help: "The redirect URI the provider has registered; browser: http://127.0.0.1:PORT/PATH to listen on.") var redirectUri: String?
+    @Option(help: "password: read the password (first line) from this file descriptor instead of asking on the terminal.") var passwordFd: Int32?
+    @Flag(help: "password: create the account first (Firebase accounts:signUp, Supabase signup).") var create = false
 
     /// Where the paste flow sends the browser unless told: nothing listens there, and the address
     /// bar then holds the answer to paste.
@@ -51,26 +63,34 @@ struct SessionLogin: ReportingCommand {
     }
 
     func perform() async throws {
-        let chosen = try Self.chosenFlow(flow, environment: ProcessInfo.processInfo.environment)
         let settings = try providerOptions.settings()
+        if flow == "password" { return try await password(settings) }
+        let offersDevice: Bool? = settings.kind == .oidc ? nil : settings.deviceAuthorizationEndpoint != nil
+        let chosen = try Self.chosenFlow(flow, environment: ProcessInfo.processInfo.environment, offersDevice: offersDevice)
         let client = try global.sessionClient()
         InterruptWatch.install()
         let deadline = ContinuousClock.now + .seconds(timeout)
         switch chosen {
         case .browser: try await browser(client, settings, deadline)
         case .paste: try await paste(client, settings, deadline)
-        case .device: _ = try await begin(client, settings, flow: .device, redirectURI: Self.pasteRedirect)
+        case .device:
+            // A device sign-in's CompleteLogin answers only when the provider's answer is final; it
+            // waits on a connection of its own, so that CancelLogin is not queued behind it.
+            try await device(client, waiter: try global.sessionClient(timeout: .seconds(timeout + 30)), settings, deadline,
+                             orPaste: flow == "auto" && offersDevice == nil)
         }
     }
 
-    /// The flow to run: `auto` picks by the environment (a display and no SSH: browser).
-    static func chosenFlow(_ name: String, environment: [String: String]) throws -> SignInFlow {
+    /// The flow to run: `auto` picks by the environment (a display and no SSH: browser), then by
+    /// what the provider offers (`offersDevice` nil: not known here, the daemon will tell).
+    static func chosenFlow(_ name: String, environment: [String: String], offersDevice: Bool? = false) throws -> SignInFlow {
         switch name {
         case "auto":
             let display = !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
-            return display && (environment["SSH_CONNECTION"] ?? "").isEmpty ? .browser : .paste
+            if display && (environment["SSH_CONNECTION"] ?? "").isEmpty { return .browser }
+            return offersDevice == false ? .paste : .device
         case "password":
-            throw VaultError.invalidArgument("the password flow is not supported yet: sign in with the provider's SDK and pipe its answer to `session save`")
+            throw VaultError.invalidArgument("--flow password is for --kind firebase or supabase")
         default:
             guard let flow = SignInFlow(rawValue: name) else {
                 throw VaultError.invalidArgument("--flow takes auto, browser, paste, device or password")
@@ -115,6 +135,90 @@ struct SessionLogin: ReportingCommand {
                     throw Self.signInFailure(error)
                 }
             }
+        }
+    }
+
+    /// Firebase or Supabase e-mail and password: the daemon sends them to the provider and stores the answer.
+    private func password(_ settings: ProviderSettings) async throws {
+        guard settings.kind == .firebase || settings.kind == .supabase else {
+            throw VaultError.invalidArgument("--flow password is for --kind firebase or supabase; an \(settings.kind) provider signs in with --flow browser, paste or device")
+        }
+        guard let email = account else {
+            throw VaultError.invalidArgument("--flow password needs ACCOUNT: the e-mail address to sign in with")
+        }
+        let secret: SecureBytes
+        if let passwordFd {
+            guard fcntl(passwordFd, F_GETFD) != -1 else {
+                throw VaultError.invalidArgument("--password-fd \(passwordFd): descriptor \(passwordFd) is not open; open it for the command, e.g. `\(passwordFd)< FILE`")
+            }
+            secret = SecretInput.firstLine(of: try SecretInput.readAll(fd: passwordFd, limit: 4096, what: "the password"))
+        } else {
+            guard isatty(0) == 1 || access("/dev/tty", R_OK) == 0 else {
+                throw VaultError.invalidArgument("no terminal to ask for the password on: pass it on a descriptor with --password-fd N")
+            }
+            secret = try SecretInput.promptNoEcho("Password for \(email): ")
+        }
+        guard secret.count > 0 else { throw VaultError.invalidArgument("the password is empty") }
+        do {
+            let signedIn = try await global.sessionClient().passwordLogin(service: service, account: email, provider: settings, email: email,
+                                                                         password: secret, create: create)
+            print("signed in: \(service) \(signedIn)")
+        } catch {
+            throw Self.signInFailure(error)
+        }
+    }
+
+    /// RFC 8628: the code and page go to standard error; the daemon polls while CompleteLogin
+    /// waits, and Ctrl-C or the timeout cancel the daemon's flow.
+    ///
+    /// `orPaste`: `auto` chose the device flow without knowing that the provider offers it (oidc:
+    /// the daemon reads discovery); when the daemon or the provider refuses to begin it (no device
+    /// endpoint, the setting turns it off, unauthorized_client), the paste flow runs.
+    private func device(_ client: SessionClient, waiter: SessionClient, _ settings: ProviderSettings,
+                        _ deadline: ContinuousClock.Instant, orPaste: Bool = false) async throws {
+        let start: SessionClient.LoginStart
+        do {
+            start = try await client.beginLogin(service: service, account: account, provider: settings, flow: .device,
+                                                redirectURI: Self.pasteRedirect, scopes: scopes, timeoutSeconds: timeout)
+        } catch let error as VaultError where orPaste && [.invalidArgument, .permissionDenied, .providerRejected].contains(error.code) {
+            Self.note("sortedvault: no device sign-in (\(error.reason)); signing in by pasting instead\n")
+            return try await paste(client, settings, deadline)
+        }
+        guard let code = start.device else { throw VaultError(.daemonFailed, "the daemon began no device sign-in") }
+        var text = "\nTo sign in, open\n\n  \(code.verificationURI.absoluteString)\n\nand enter the code\n\n  \(code.userCode)\n\n"
+        if let complete = code.verificationURIComplete {
+            text += "(or open \(complete.absoluteString), which carries the code)\n\n"
+        }
+        Self.note(text + "Waiting for the sign-in to be approved (at most \(timeout) s; Ctrl-C to stop)…\n")
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw VaultError(.unavailable, "no pipe for the wait: \(String(cString: strerror(errno)))") }
+        defer { close(fds[0]) }
+        let done = Locked<Result<String, any Error>?>(nil)
+        let writeEnd = fds[1]
+        let completion = Task {
+            let result: Result<String, any Error>
+            do {
+                result = .success(try await waiter.completeLogin(start.flowID, callbackQuery: SecureBytes(copying: [UInt8]())).account)
+            } catch {
+                result = .failure(error)
+            }
+            done.withLock { $0 = result }
+            close(writeEnd)
+        }
+        switch InterruptWatch.wait(for: fds[0], until: deadline) {
+        case .ready: break
+        case let why:
+            completion.cancel()
+            try await end(client, start, why)
+        }
+        _ = await completion.value
+        switch done.withLock({ $0 }) {
+        case .success(let signedIn)?:
+            print("signed in: \(service) \(signedIn)")
+        case .failure(let error)?:
+            throw Self.signInFailure(error)
+        case nil:
+            throw VaultError(.daemonFailed, "the device sign-in's wait ended without an answer")
         }
     }
 

@@ -14,9 +14,11 @@ public final class OAuthTestProvider: ProviderServer, @unchecked Sendable {
     /// The access tokens' lifetime (`--access-token-seconds`); nil keeps the provider's hour.
     public let accessTokenSeconds: Int?
 
-    public init(accessTokenSeconds: Int? = nil) throws {
+    /// `deviceInterval`: the seconds between device-code polls the provider asks for (5 unless given).
+    public init(accessTokenSeconds: Int? = nil, deviceInterval: Int? = nil) throws {
         self.accessTokenSeconds = accessTokenSeconds
-        try super.init(.oauth2, arguments: accessTokenSeconds.map { ["--access-token-seconds", "\($0)"] } ?? [])
+        try super.init(.oauth2, arguments: (accessTokenSeconds.map { ["--access-token-seconds", "\($0)"] } ?? [])
+                                           + (deviceInterval.map { ["--device-interval", "\($0)"] } ?? []))
     }
 
     public var revocationEndpoint: URL { URL(string: base + "/o/revoke_token/")! }

@@ -36,6 +36,12 @@ struct DaemonSettingsTests {
         #expect(try DaemonSettings.parse("backend = \"secret-service\"\n", file: "settings.toml").backend == .secretService)
     }
 
+    @Test func theDeviceFlowIsOnUnlessTheSessionTableTurnsItOff() throws {
+        #expect(DaemonSettings.builtInDefault.sessionDeviceFlow)
+        #expect(try DaemonSettings.parse("[session]\ndevice_flow = false\n", file: "settings.toml").sessionDeviceFlow == false)
+        #expect(throws: PolicyError.self) { try DaemonSettings.parse("[session]\ndevice_flow = \"no\"\n", file: "settings.toml") }
+    }
+
     @Test func absentKeysKeepDefaults() throws {
         let settings = try DaemonSettings.parse("auto_lock_minutes = 10080\n", file: "settings.toml")
         var expected = DaemonSettings.builtInDefault

@@ -177,3 +177,29 @@ extension SessionHarness {
         return h
     }
 }
+
+/// GoTrue's PKCE flow (`--kind supabase --provider github`) against a scripted GoTrue.
+@Suite struct GoTrueSignInTests {
+    @Test func theURLIsGoTruesAuthorizeWithTheStateInRedirectToAndTheCodeIsExchangedWithTheVerifier() async throws {
+        let h = try SessionHarness([.tokens(access: "A1", refresh: "R1")])
+        let settings = ProviderSettings(kind: .supabase, url: URL(string: "https://abc.supabase.test")!, apiKey: secure("anon-key"),
+                                        externalProvider: "github")
+        let start = try await h.sessions.beginSignIn(
+            SignInRequest(service: "com.sorted.app", account: "ada", settings: settings, flow: .browser,
+                          redirectURI: SignInTests.redirect, scopes: []), owner: SignInTests.owner)
+        let items = URLComponents(url: start.authorizationURL, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        func item(_ name: String) -> String? { items.first { $0.name == name }?.value }
+        #expect(start.authorizationURL.absoluteString.hasPrefix("https://abc.supabase.test/auth/v1/authorize?"))
+        #expect(item("provider") == "github" && item("code_challenge_method") == "s256")
+        let back = try #require(item("redirect_to").flatMap(URLComponents.init(string:)))
+        #expect(back.path == "/cb")
+        let state = try #require(back.queryItems?.first { $0.name == "state" }?.value)
+        let result = try await h.sessions.completeSignIn(start.flowID, callbackQuery: secure("state=\(state)&code=the-code"), owner: SignInTests.owner)
+        let exchange = try #require(h.transport.requests.first)
+        #expect(exchange.sentURL.absoluteString == "https://abc.supabase.test/auth/v1/token?grant_type=pkce")
+        #expect(exchange.headers["apikey"] == "anon-key" && exchange.json("auth_code") == "the-code")
+        let verifier = try #require(exchange.json("code_verifier"))
+        #expect(text(secure(verifier).sha256().base64URLEncoded()) == item("code_challenge"))
+        #expect(result.key.account == "ada")
+    }
+}

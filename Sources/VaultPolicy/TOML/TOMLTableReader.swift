@@ -52,6 +52,12 @@ struct TOMLTableReader {
         return result
     }
 
+    func boolean(_ key: String) throws -> Bool? {
+        guard let value = try value(key) else { return nil }
+        guard case .boolean(let flag) = value else { throw typeError(key, value, expected: "true or false") }
+        return flag
+    }
+
     /// A non-empty array; `example` shows a valid one in the message.
     func array(_ key: String, _ value: TOMLValue, example: String) throws -> [TOMLValue] {
         guard case .array(let elements) = value else { throw typeError(key, value, expected: "an array such as \(example)") }

@@ -114,8 +114,19 @@ extension DaemonSuite {
             #expect(try world.cli.run(["session", "status", world.service, "1"]).text.contains("state: valid"))
         }
 
-        @Test func withoutADisplayOverSSHAutoPicksPasteAndPrintsTheURL() throws {
+        @Test func withoutADisplayOverSSHAutoPicksTheDeviceFlowTheIssuerOffersAndPrintsTheCodeAndPage() throws {
             let world = try SignInWorld()
+            let login = try world.login(["--flow", "auto"],
+                                        environment: world.environment(["SSH_CONNECTION": "192.0.2.7 50000 192.0.2.1 22", "DISPLAY": ":0"]))
+            let (code, page) = try DeviceSignInDaemonTests.printedCode(login)
+            #expect(page.absoluteString == world.provider.base + "/o/device/?user_code=" + code)
+            login.signal(SIGINT)
+            #expect(login.wait() == 130, "\(login.standardError)")
+            #expect(login.standardError.contains("interrupted"))
+        }
+
+        @Test func withoutADisplayOverSSHAutoFallsBackToPasteWhenTheDeviceFlowIsOff() throws {
+            let world = try SignInWorld(session: "device_flow = false\n")
             let login = try world.login(["--flow", "auto"],
                                         environment: world.environment(["SSH_CONNECTION": "192.0.2.7 50000 192.0.2.1 22", "DISPLAY": ":0"]))
             let url = try world.printedURL(login)

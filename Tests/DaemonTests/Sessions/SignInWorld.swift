@@ -16,11 +16,11 @@ final class SignInWorld: @unchecked Sendable {
     let service = "com.sorted.api"
     var sessions: SessionClient { SessionClient(socketPath: cli.socket, timeout: .seconds(30)) }
 
-    init(access: String? = nil) throws {
-        provider = try OAuthTestProvider()
+    init(access: String? = nil, deviceInterval: Int? = nil, session: String = "") throws {
+        provider = try OAuthTestProvider(deviceInterval: deviceInterval)
         cli = try CLIHarness(autostart: false)
         try cli.initKeyFileVault()
-        try cli.writePolicy(access: access, settings: "[session]\nproactive_refresh_seconds = 0\n")
+        try cli.writePolicy(access: access, settings: "[session]\nproactive_refresh_seconds = 0\n" + session)
         try cli.startDaemon()
         try ProviderServer.password.write(toFile: cli.root + "/password", atomically: true, encoding: .utf8)
     }
@@ -59,10 +59,11 @@ final class SignInWorld: @unchecked Sendable {
     }
 
     /// Signs in as ada in headless Chromium at `url` and returns where the browser ended and the page's text.
-    func browse(_ url: URL, deny: Bool = false) throws -> (finalURL: String, body: String) {
+    /// `device`: `url` is a device sign-in's verification page; the browser approves (or denies) its code.
+    func browse(_ url: URL, deny: Bool = false, device: Bool = false) throws -> (finalURL: String, body: String) {
         let argv = [ProviderServer.python, ProviderServer.supportDirectory + "/browser-login/browser_login.py", url.absoluteString,
                     "--password-file", cli.root + "/password", "--profile-dir", cli.root + "/chromium-\(UUID().uuidString.prefix(6))"]
-            + (deny ? ["--deny"] : [])
+            + (deny ? ["--deny"] : []) + (device ? ["--device"] : [])
         let (status, out, err) = try Subprocess.run(argv, environment: ProcessInfo.processInfo.environment, input: Data())
         guard status == 0, let object = try JSONSerialization.jsonObject(with: out) as? [String: String],
               let final = object["final_url"], let body = object["body"] else {

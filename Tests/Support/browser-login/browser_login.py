@@ -4,7 +4,11 @@ chromedriver) opens the authorization URL, fills the provider's login form, appr
 page, and follows the redirect to wherever the provider sends it (the CLI's loopback listener).
 
 Usage: .venv/bin/python3 Tests/Support/browser-login/browser_login.py URL
-           [--username ada] [--password-file FILE] [--deny] [--profile-dir DIR]
+           [--username ada] [--password-file FILE] [--deny] [--profile-dir DIR] [--device]
+
+--device: URL is a device sign-in's verification page (RFC 8628) carrying the user code; after the
+login form the browser submits DOT's code page as filled in and accepts (or, with --deny, denies)
+on its confirmation page, ending on DOT's status page.
 
 The password is read from --password-file (never argv). Prints one JSON line on stdout:
 {"final_url": …, "body": …} — the page the browser ended on. Exits 0 when it got there.
@@ -28,6 +32,7 @@ def main():
     p.add_argument("--password-file", required=True)
     p.add_argument("--deny", action="store_true", help="press Cancel on the consent page")
     p.add_argument("--profile-dir")
+    p.add_argument("--device", action="store_true", help="approve a device code (RFC 8628) on DOT's pages")
     args = p.parse_args()
     with open(args.password_file) as f:
         password = f.read().rstrip("\n")
@@ -47,6 +52,16 @@ def main():
         driver.find_element(By.NAME, "username").send_keys(args.username)
         driver.find_element(By.NAME, "password").send_keys(password)
         driver.find_element(By.ID, "signin").click()
+        if args.device:
+            wait.until(EC.presence_of_element_located((By.NAME, "user_code")))
+            driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+            decision = "deny" if args.deny else "accept"
+            wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f"button[name=action][value={decision}]")))
+            driver.find_element(By.CSS_SELECTOR, f"button[name=action][value={decision}]").click()
+            wait.until(lambda d: "/o/device-grant-status/" in d.current_url)
+            wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
+            print(json.dumps({"final_url": driver.current_url, "body": driver.find_element(By.TAG_NAME, "body").text}), flush=True)
+            return 0
         wait.until(EC.presence_of_element_located((By.ID, "authorizationForm")))
         if args.deny:
             driver.find_element(By.CSS_SELECTOR, "input[type=submit]:not([name=allow])").click()

@@ -14,7 +14,9 @@ the project id in DIR/project-id. User ada@example.com / "correct horse battery"
 Refresh tokens do not rotate (securetoken answers the one it was given) unless --rotate-refresh-tokens.
 Test controls as in standin-common/standin.py: /test/revoke-all revokes every user's refresh tokens
 (as the Admin SDK's revokeRefreshTokens: TOKEN_EXPIRED), /test/disable-user (USER_DISABLED),
-/test/delete-user (USER_NOT_FOUND).
+/test/delete-user (USER_NOT_FOUND). POST /test/enroll-mfa {"email": e} gives that user a second factor:
+signInWithPassword then answers as identitytoolkit does for such a user (200 with mfaPendingCredential
+and mfaInfo, no idToken; docs: "Multi-factor authentication" of the REST reference).
 """
 import os
 import secrets
@@ -178,6 +180,11 @@ def sign_in_with_password(request):
             raise identitytoolkit_error("USER_DISABLED")
         if not standin.check_password(password, user["password"]):
             raise identitytoolkit_error("INVALID_PASSWORD" if ARGS.legacy_email_errors else "INVALID_LOGIN_CREDENTIALS")
+        if user.get("mfaEnrolled"):
+            return Response(200, {"localId": user["localId"], "email": email,
+                                  "mfaPendingCredential": secrets.token_urlsafe(32),
+                                  "mfaInfo": [{"mfaEnrollmentId": "mfa-" + user["localId"], "displayName": "phone",
+                                               "phoneInfo": "+*******1234", "enrolledAt": "2026-01-01T00:00:00Z"}]})
         now = time.time()
         user["lastLoginAt"] = now
         answer = {"kind": "identitytoolkit#VerifyPasswordResponse", "localId": user["localId"], "email": email,
@@ -260,6 +267,14 @@ def api_key_refusal(request):
 
 
 def app(request):
+    if request.path == "/test/enroll-mfa" and request.method == "POST":
+        with STORE.lock:
+            user = find_user_by_email(json_body(request).get("email"))
+            if user is None:
+                return Response(404, {"error": "no such user"})
+            user["mfaEnrolled"] = True
+            STORE.save()
+        return Response(200, {"enrolled": True})
     if request.path.startswith("/test/"):
         status, body = CONTROLS.handle(request.method, request.path, request.body, user_control)
         return Response(status, body)

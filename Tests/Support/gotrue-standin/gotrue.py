@@ -13,9 +13,17 @@ Routes (paths and behaviour from supabase/auth v2.196.0, see docs/stand-ins.md f
   POST /auth/v1/token?grant_type=refresh_token  {"refresh_token"}; the body is read as JSON only
   GET  /auth/v1/user                            Authorization: Bearer <access token>
   POST /auth/v1/logout?scope=global|local|others  Authorization: Bearer <access token> → 204
+  GET  /auth/v1/authorize?provider=github&redirect_to=URL&code_challenge=C&code_challenge_method=s256
+       the PKCE flow (no apikey: the gateway lets authorize and callback through, as Supabase's does):
+       302 to a stand-in for GitHub (/github/login/oauth/authorize), which approves at once as the
+       GitHub user ada@example.com and sends the browser to /auth/v1/callback, which 302s to
+       redirect_to with ?code=AUTH_CODE (or &code= after its own query)
+  POST /auth/v1/token?grant_type=pkce           {"auth_code","code_verifier"}: S256 checked; once only
 plus the test controls of standin-common/standin.py. /test/revoke-all deletes every session (so
 refresh → refresh_token_not_found, bearer → session_not_found); /test/disable-user bans the user.
 """
+import base64
+import hashlib
 import os
 import re
 import secrets
@@ -305,6 +313,60 @@ def user_control(action, email):
         return 200, {"email": email, "action": action}
 
 
+def pkce_authorize(request):
+    """api/external.go ExternalProviderRedirect with a PKCE challenge: a flow state, then the provider."""
+    q = request.query
+    if q.get("provider") != "github":
+        raise bad_request("validation_failed", "Unsupported provider: provider is not enabled")
+    challenge, method = q.get("code_challenge", ""), q.get("code_challenge_method", "").lower()
+    if not challenge or method not in ("s256", "plain"):
+        raise bad_request("validation_failed", "PKCE flow requires code_challenge_method and code_challenge")
+    flow_id = str(uuid.uuid4())
+    with STORE.lock:
+        STORE.data.setdefault("flow_states", {})[flow_id] = {
+            "challenge": challenge, "method": method, "redirect_to": q.get("redirect_to", ""), "auth_code": None}
+        STORE.save()
+    return Response(302, None, {"Location": f"/github/login/oauth/authorize?state={flow_id}"})
+
+
+def pkce_callback(request):
+    """GitHub approved: the flow state gets an auth code and the browser goes back to redirect_to."""
+    flow_id = request.query.get("state", "")
+    with STORE.lock:
+        state = STORE.data.get("flow_states", {}).get(flow_id)
+        if state is None:
+            raise HTTPError(404, "flow_state_not_found", "invalid flow state, no valid flow state found")
+        state["auth_code"] = str(uuid.uuid4())
+        STORE.save()
+    target = state["redirect_to"]
+    return Response(302, None, {"Location": target + ("&" if "?" in target else "?") + "code=" + state["auth_code"]})
+
+
+def pkce_grant(request):
+    """token.go PKCE(): the flow state by auth_code, the verifier against the challenge, once."""
+    params = json_params(request)
+    code, verifier = params.get("auth_code") or "", params.get("code_verifier") or ""
+    if not code or not verifier:
+        raise bad_request("validation_failed", "invalid request: both auth code and code verifier should be non-empty")
+    with STORE.lock:
+        states = STORE.data.get("flow_states", {})
+        flow_id = next((k for k, v in states.items() if v["auth_code"] == code), None)
+        if flow_id is None:
+            raise HTTPError(404, "flow_state_not_found", "invalid flow state, no valid flow state found")
+        state = states.pop(flow_id)
+        if state["method"] == "s256":
+            computed = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+        else:
+            computed = verifier
+        if not secrets.compare_digest(computed, state["challenge"]):
+            STORE.save()
+            raise bad_request("bad_code_verifier", "code challenge does not match previously saved code verifier")
+        user = find_user_by_email("ada@example.com")  # the GitHub user the stand-in for GitHub approves as
+        answer = issue_session(user)
+        STORE.save()
+    return Response(200, answer)
+
+
 def gateway(request):
     """Supabase's Kong gateway (key-auth plugin): the anon key in the `apikey` header or query."""
     key = request.header("apikey") or request.query.get("apikey")
@@ -319,13 +381,25 @@ def app(request):
     if request.path.startswith("/test/"):
         status, body = CONTROLS.handle(request.method, request.path, request.body, user_control)
         return Response(status, body)
+    route = (request.method, request.path)
+    try:
+        if route == ("GET", "/auth/v1/authorize"):
+            return pkce_authorize(request)
+        if route == ("GET", "/github/login/oauth/authorize"):
+            flow_id = request.query.get("state", "")
+            return Response(302, None, {"Location": f"/auth/v1/callback?code=github-code&state={flow_id}"})
+        if route == ("GET", "/auth/v1/callback"):
+            return pkce_callback(request)
+    except HTTPError as e:
+        return error_response(request, e)
     refused = gateway(request)
     if refused:
         return refused
-    route = (request.method, request.path)
     grant = request.query.get("grant_type", "")
     try:
         if route == ("POST", "/auth/v1/token"):
+            if grant == "pkce":
+                return guarded(request, pkce_grant)
             kind = grant if grant in ("password", "refresh_token") else "other"
             CONTROLS.count("token_requests", kind)
             failed = CONTROLS.take_failure()

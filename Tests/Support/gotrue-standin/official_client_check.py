@@ -99,6 +99,11 @@ def main():
     wrongly = client()
     wrong = api_error(lambda: wrongly.sign_in_with_password({"email": email, "password": "wrong"}))
     check(wrong is not None and wrongly.get_session() is None, "a wrong password is refused and the client holds no session")
+    check(wrong.code == "invalid_credentials" and wrong.status == 400,
+          "a wrong password is 400 invalid_credentials (the code sortedvault's password sign-in reports)")
+    taken = api_error(lambda: client().sign_up({"email": email, "password": "a long test password"}))
+    check(taken is not None and taken.code == "user_already_exists",
+          "signing up an existing e-mail is user_already_exists (session login --flow password --create reports it)")
 
     # Refresh: rotation.
     first_refresh = session.refresh_token
@@ -153,6 +158,25 @@ def main():
     bare = SyncGoTrueClient(url=auth_url, headers={}, auto_refresh_token=False, persist_session=False)
     nokey = api_error(lambda: bare.sign_in_with_password({"email": email, "password": "a long test password"}))
     check(nokey is not None and nokey.status == 401, "without the apikey header the gateway answers 401")
+    # The PKCE flow (sign_in_with_oauth, then exchange_code_for_session), through the stand-in's GitHub.
+    pkce = SyncGoTrueClient(url=auth_url, headers={"apikey": anon_key}, storage=SyncMemoryStorage(), flow_type="pkce",
+                            auto_refresh_token=False, persist_session=True)
+    redirect = "http://127.0.0.1:9/callback"
+    started = pkce.sign_in_with_oauth({"provider": "github", "options": {"redirect_to": redirect}})
+    location = started.url
+    for _ in range(5):
+        if location.startswith(redirect):
+            break
+        answer = httpx.get(location if location.startswith("http") else args.url + location, follow_redirects=False)
+        check(answer.status_code == 302, f"the authorize chain redirects ({answer.status_code})")
+        location = answer.headers["location"]
+    code = httpx.URL(location).params.get("code")
+    check(location.startswith(redirect) and code, "the browser comes back to redirect_to with a code")
+    exchanged = pkce.exchange_code_for_session({"auth_code": code})
+    check(exchanged.session is not None and exchanged.user.email == "ada@example.com",
+          "exchange_code_for_session (grant_type=pkce, the stored verifier) answers a session for the GitHub user")
+    replayed = api_error(lambda: pkce.exchange_code_for_session({"auth_code": code, "code_verifier": "x" * 43}))
+    check(replayed is not None, "a used code is refused")
     print("official client agrees", flush=True)
 
 

@@ -2,7 +2,7 @@
 """A real OAuth2 provider for sortedvault's tests: Django + django-oauth-toolkit (DOT).
 
 Usage: .venv/bin/python3 Tests/Support/oauth-provider/provider.py --state-dir DIR
-           [--port N] [--access-token-seconds S]
+           [--port N] [--access-token-seconds S] [--device-interval S]
 
 Listens on 127.0.0.1 only. When ready it writes the port to DIR/port (atomically) and prints
 "READY port=N". State (users, client, tokens) lives in DIR/provider.sqlite3, so a restart with
@@ -24,6 +24,14 @@ redirect (RFC 8252 §7.3 loopback, with any path: the CLI's listener picks a ran
 DOT's consent page; with scope `openid` the code's token answer carries an id token with the
 request's nonce.
 
+Device sign-in (RFC 8628): the public client "sorted-device" has DOT's device grant. POST
+/o/device-authorization/ answers a device code, the user code and verification_uri
+http://127.0.0.1:PORT/o/device/ (verification_uri_complete carries ?user_code=…), polling every
+--device-interval seconds (DEVICE_FLOW_INTERVAL, 5 unless given); the user signs in there, enters
+the code and accepts or denies on DOT's own pages. A poll of a code past its expiry answers
+expired_token (DOT checks expiry only when the code is entered; this provider checks it at every
+poll, as RFC 8628 §3.5 asks).
+
 Endpoints: DOT's POST /o/token/, /o/revoke_token/, /o/introspect/ (the client authenticates
 with HTTP Basic or client_secret_post), plus loopback test controls:
   GET  /test/stats       counters (see STATS below)
@@ -42,6 +50,9 @@ and a protected resource, as an app's API would be:
                          all (headers at once): a provider that is slow but never silent
   POST /test/nonce       {"mode": "other" | "missing" | ""}  id tokens from now on carry another
                          nonce than the request's, or none (a provider that mixes sign-ins up)
+  POST /test/device      {"slow_down": n, "expire": bool}  answer the next n device-code polls
+                         with slow_down, unprocessed; expire every pending device code now
+                         (GET /test/stats lists "device_polls": each poll's time.monotonic())
 """
 import argparse
 import json
@@ -57,6 +68,8 @@ from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer
 
 CLIENT_ID = "sorted-app"
 CLI_CLIENT_ID = "sorted-cli"
+DEVICE_CLIENT_ID = "sorted-device"
+DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 CLIENT_SECRET = "sorted-app-secret"
 OTHER_CLIENT_ID = "sorted-other"
 OTHER_CLIENT_SECRET = "sorted-other-secret"
@@ -69,6 +82,7 @@ def parse_args():
     p.add_argument("--state-dir", required=True)
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--access-token-seconds", type=int, default=3600)
+    p.add_argument("--device-interval", type=int, default=5)
     p.add_argument("--quiet", action="store_true", help="do not log requests to stderr")
     return p.parse_args()
 
@@ -188,7 +202,9 @@ settings.configure(
         "REFRESH_TOKEN_REUSE_PROTECTION": True,
         "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 0,
         "CLIENT_SECRET_HASHER": "default",
-        "OAUTH2_GRANT_TYPES_SUPPORTED": ["password", "refresh_token", "authorization_code"],
+        "OAUTH2_GRANT_TYPES_SUPPORTED": ["password", "refresh_token", "authorization_code",
+                                         "urn:ietf:params:oauth:grant-type:device_code"],
+        "DEVICE_FLOW_INTERVAL": ARGS.device_interval,
         "PKCE_REQUIRED": True,
         "OAUTH2_VALIDATOR_CLASS": f"{__name__}.TestValidator",
         "OIDC_ENABLED": True,
@@ -211,7 +227,8 @@ from django.http import JsonResponse, StreamingHttpResponse  # noqa: E402
 from django.urls import path  # noqa: E402
 from django.views.decorators.csrf import csrf_exempt  # noqa: E402
 from oauth2_provider.decorators import protected_resource  # noqa: E402
-from oauth2_provider.models import AccessToken, Application, RefreshToken  # noqa: E402
+from oauth2_provider.models import AccessToken, Application, RefreshToken, get_device_grant_model  # noqa: E402
+from datetime import datetime, timedelta, timezone as dt_timezone  # noqa: E402
 from django.urls import include  # noqa: E402
 from oauth2_provider.settings import oauth2_settings  # noqa: E402
 from oauth2_provider.views import (  # noqa: E402
@@ -269,6 +286,25 @@ class TestValidator(OAuth2Validator):
     def get_default_redirect_uri(self, client_id, request, *args, **kwargs):
         return None if client_id == CLI_CLIENT_ID else super().get_default_redirect_uri(client_id, request, *args, **kwargs)
 
+    def validate_device_code(self, client_id, code, request, *args, **kwargs):
+        """oauthlib 4 asks the validator for the device code's state, which DOT 3.4.1's does not
+        answer yet; DOT's token view has already answered every state but approved."""
+        from oauthlib.oauth2.rfc8628.grant_types import DeviceCodeGrant
+
+        model = get_device_grant_model()
+        grant = model.objects.filter(device_code=code, client_id=client_id).first()
+        if grant is None:
+            return None
+        if grant.is_expired():
+            return DeviceCodeGrant.DEVICE_CODE_EXPIRED
+        if grant.status == grant.DENIED:
+            return DeviceCodeGrant.DEVICE_CODE_DENIED
+        if grant.status != grant.AUTHORIZED:
+            return DeviceCodeGrant.DEVICE_CODE_PENDING
+        request.user = grant.user
+        request.scopes = grant.scope.split()
+        return DeviceCodeGrant.DEVICE_CODE_AUTHORIZED
+
     def finalize_id_token(self, id_token, token, token_handler, request):
         with LOCK:
             mode = CONTROL.get("nonce_mode") or ""
@@ -310,9 +346,42 @@ _dot_revoke = RevokeTokenView.as_view()
 _dot_introspect = IntrospectTokenView.as_view()  # authenticates the client by Basic or body
 
 
+from oauth2_provider.views.device import DeviceAuthorizationView  # noqa: E402
+
+
+class DeviceAuthorization(DeviceAuthorizationView):
+    """DOT's device authorization view. The oauthlib installed beside DOT 3.4.1 adds `scope` to the
+    answer, which DOT's DeviceCodeResponse does not take (a 500); it is left out."""
+
+    def create_device_authorization_response(self, request):
+        headers, response, status = super().create_device_authorization_response(request)
+        if status == 200 and isinstance(response, dict):
+            response.pop("scope", None)
+        return headers, response, status
+
+
+def _device_poll(request):
+    """Records a device-code poll; answers slow_down when the control asks for it, else marks an
+    expired code expired (so that DOT answers expired_token) and lets DOT answer."""
+    with LOCK:
+        STATS["device_polls"].append(time.monotonic())
+        if CONTROL["slow_down_count"] > 0:
+            CONTROL["slow_down_count"] -= 1
+            return JsonResponse({"error": "slow_down"}, status=400)
+    code = request.POST.get("device_code", "")
+    grant = get_device_grant_model().objects.filter(device_code=code).first()
+    if grant is not None:
+        grant.is_expired()
+    return None
+
+
 @csrf_exempt
 def token(request):
     grant = _grant_type(request) if request.method == "POST" else ""
+    if grant == DEVICE_GRANT:
+        early = _device_poll(request)
+        if early is not None:
+            return early
     with LOCK:
         if request.method == "POST":
             key = grant if grant in ("password", "refresh_token") else "other"
@@ -373,6 +442,7 @@ def discovery(request):
         data = json.loads(response.content)
         # DOT's OpenID document omits RFC 7009 revocation; real providers (Google, Keycloak…) list it.
         data["revocation_endpoint"] = request.build_absolute_uri("/o/revoke_token/")
+        data["device_authorization_endpoint"] = request.build_absolute_uri("/o/device-authorization/")
         if padding:
             data["x_padding"] = "x" * padding
         if issuer:
@@ -487,6 +557,25 @@ def test_nonce(request):
         return JsonResponse({"mode": CONTROL["nonce_mode"]})
 
 
+STATS.update({"device_polls": []})
+CONTROL.update({"slow_down_count": 0})
+
+
+@_loopback_only
+def test_device(request):
+    if request.method != "POST":
+        return JsonResponse({"error": "method_not_allowed"}, status=405)
+    body = _json_body(request)
+    with LOCK:
+        CONTROL["slow_down_count"] = max(0, int(body.get("slow_down", 0)))
+    expired = 0
+    if body.get("expire"):
+        model = get_device_grant_model()
+        expired = model.objects.filter(status=model.AUTHORIZATION_PENDING).update(
+            expires=datetime.now(tz=dt_timezone.utc) - timedelta(seconds=1))
+    return JsonResponse({"slow_down": CONTROL["slow_down_count"], "expired": expired})
+
+
 @_loopback_only
 def test_oidc(request):
     if request.method != "POST":
@@ -519,6 +608,7 @@ urlpatterns = [
     path("api/me", api_me),
     path("accounts/login/", LoginView.as_view()),
     path("o/token/", token),
+    path("o/device-authorization/", DeviceAuthorization.as_view()),
     path("o/revoke_token/", revoke),
     path("o/introspect/", _dot_introspect),
     path("o/.well-known/openid-configuration", discovery),
@@ -534,6 +624,7 @@ urlpatterns = [
     path("test/revoke-all", test_revoke_all),
     path("test/trickle", test_trickle),
     path("test/nonce", test_nonce),
+    path("test/device", test_device),
 ]
 
 
@@ -574,6 +665,17 @@ def prepare_database():
                 skip_authorization=False,
                 user=user,
                 algorithm=Application.RS256_ALGORITHM,
+            )
+        if not Application.objects.filter(client_id=DEVICE_CLIENT_ID).exists():
+            # A public client with the device grant (RFC 8628): a CLI on a machine without a browser.
+            Application.objects.create(
+                name="sortedvault on a headless machine",
+                client_id=DEVICE_CLIENT_ID,
+                client_secret="",
+                client_type=Application.CLIENT_PUBLIC,
+                authorization_grant_type=Application.GRANT_DEVICE_CODE,
+                redirect_uris="",
+                user=user,
             )
 
 
@@ -624,6 +726,10 @@ def main():
     server = ThreadingWSGIServer(("127.0.0.1", ARGS.port), TerseRequestHandler)
     server.set_app(app)
     port = server.server_address[1]
+    # The page where the user enters the code is this server's, whose port is known only now.
+    settings.OAUTH2_PROVIDER["OAUTH_DEVICE_VERIFICATION_URI"] = f"http://127.0.0.1:{port}/o/device/"
+    settings.OAUTH2_PROVIDER["OAUTH_DEVICE_VERIFICATION_URI_COMPLETE"] = f"http://127.0.0.1:{port}/o/device/?user_code={{user_code}}"
+    oauth2_settings.reload()
 
     tmp = os.path.join(STATE_DIR, f".port.{os.getpid()}")
     with open(tmp, "w") as f:
