@@ -80,7 +80,9 @@ import VaultTesting
         let start = try await h.sessions.beginSignIn(oidcRequest(account: "ada"), owner: Self.owner)
         let state = try #require(parameter("state", of: start.authorizationURL))
         let nonce = try #require(parameter("nonce", of: start.authorizationURL))
-        for forged in ["code=c&state=\(state.dropLast())A", "code=c", "error=access_denied&state=x"] {
+        // The last character of 32 bytes in base64url carries 4 bits: "A" is its value one time in 16.
+        let otherState = state.dropLast() + (state.hasSuffix("A") ? "E" : "A")
+        for forged in ["code=c&state=\(otherState)", "code=c", "error=access_denied&state=x"] {
             let code = await vaultErrorCode {
                 _ = try await h.sessions.completeSignIn(start.flowID, callbackQuery: secure(forged), owner: Self.owner)
             }
