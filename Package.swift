@@ -140,7 +140,8 @@ let package = Package(
             dependencies: [
                 "Varlink", "VaultAPI", "VaultPolicy", "VaultClient", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
                 "VaultSession", "VaultOAuthHTTP", "VaultOIDC",
-                "VaultSecretService",
+                "VaultSecretService", "VaultPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -240,7 +241,7 @@ let package = Package(
         .testTarget(
             name: "PostgresTests",
             dependencies: [
-                "VaultPostgres", "VaultCore", "VaultCrypto", "VaultTesting", "TestSupport",
+                "VaultPostgres", "VaultCore", "VaultCrypto", "VaultTesting", "TestSupport", "VaultClient", "VaultSession",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]

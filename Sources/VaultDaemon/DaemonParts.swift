@@ -22,9 +22,8 @@ import Glibc
 /// does every check that can fail before anything is served; ``close()`` undoes it after the
 /// services have stopped.
 struct DaemonParts: Sendable {
-    let vault: EncryptedVault
-    let storage: SQLiteSealedStorage
-    let generationRecord: BackgroundGenerationRecord
+    /// Where items and logins live: built once, in ``openStore(_:settings:threadPool:logger:)``, from `backend`.
+    let backing: Backing
     let socketDirectory: SocketDirectory
     let socketPath: String
     /// The socket file this daemon bound; nil for a socket systemd passed (systemd's to remove).
@@ -34,11 +33,30 @@ struct DaemonParts: Sendable {
     /// Watches the socket path, for a socket this daemon bound.
     let socketWatch: SocketWatch?
     let accessLog: AccessLog?
-    let owner: VaultOwnerLock
     let logger: Logger
 
-    /// Loads the policy, opens and (with a key file) unlocks the vault and locks the socket
-    /// directory; builds the services (the socket server binds when it runs). Fails closed with an error that names the file.
+    enum Backing: Sendable {
+        /// The local SQLite vault (backend "embedded" or "secret-service"), which this daemon owns.
+        case local(LocalVault)
+        /// The fleet's PostgreSQL (backend "postgresql"), shared with the fleet's other daemons.
+        case fleet(FleetStore)
+
+        /// The local vault; a fleet daemon has none (nothing to lock, unlock or initialise).
+        var vault: EncryptedVault? {
+            guard case .local(let local) = self else { return nil }
+            return local.vault
+        }
+    }
+
+    struct LocalVault: Sendable {
+        let vault: EncryptedVault
+        let storage: SQLiteSealedStorage
+        let generationRecord: BackgroundGenerationRecord
+        let owner: VaultOwnerLock
+    }
+
+    /// Loads the policy, locks the socket directory, opens the store (the local vault, unlocked with
+    /// a key file if it has one, or the fleet's database); builds the services (the socket server binds when it runs). Fails closed with an error that names the file.
     /// `threadPool`, started, is where the parts run their blocking work (Argon2id, libsecret, the
     /// generation record); the caller shuts it down after ``close()``.
     static func open(_ configuration: DaemonConfiguration, threadPool: NIOThreadPool, logger: Logger) async throws -> DaemonParts {
@@ -60,15 +78,115 @@ struct DaemonParts: Sendable {
             throw DaemonError("refusing to start: \(error)")
         }
 
-        guard FileManager.default.fileExists(atPath: paths.database) else {
-            throw DaemonError("no vault at \(paths.database): run `sortedvault init` first")
+        // Before the socket directory is taken, as a missing vault is the likelier mistake.
+        if settings.postgresql == nil, !FileManager.default.fileExists(atPath: paths.database) {
+            throw DaemonError("no vault at \(paths.database): run `sortedvault init` first (or set backend = \"postgresql\" for a fleet daemon, docs/fleet.md)")
         }
         let socketDirectory = try SocketDirectory(socketPath: paths.socket, keepSocket: configuration.inheritedListener != nil)
+        let backing: Backing
+        do {
+            backing = try await openStore(configuration, settings: settings, threadPool: threadPool, logger: logger)
+        } catch {
+            socketDirectory.release()
+            throw error
+        }
+        let vault = backing.vault
+        let items: any TokenStore, logins: any TokenStore, logNames: LogNames
+        switch backing {
+        case .local(let local):
+            items = KeyringBackends.itemStore(for: settings, vault: local.vault, clock: configuration.clock, threadPool: threadPool)
+            logins = local.vault
+            logNames = LogNames(mode: settings.accessLogNames, vault: local.vault)
+        case .fleet(let fleet):
+            (items, logins) = (fleet.store, fleet.store)
+            logNames = LogNames(mode: settings.accessLogNames, keySource: { fleet.logNamesKey })
+        }
+        KeyringBackends.checkItemKeyring(settings, threadPool: threadPool, logger: logger)
+
+        let accessLog = AccessLog.standard(path: paths.accessLog, maxBytes: configuration.accessLogMaxBytes,
+                                           clock: configuration.clock, names: logNames, logger: logger)
+        let policySource = PolicySource(policy: policy, directory: paths.policyDirectory, daemonUID: uid)
+        let access = AccessControl(policySource: policySource, logger: logger, names: logNames, accessLog: accessLog)
+        let activity = ActivityClock(clock: configuration.clock)
+        let sessions = try SessionManager(
+            store: logins, transport: URLSessionTransport(), clock: configuration.clock,
+            configuration: SessionManager.Configuration(
+                minValid: TimeInterval(settings.sessionMinValidSeconds),
+                refreshAhead: TimeInterval(settings.sessionProactiveRefreshSeconds),
+                proactiveRefresh: settings.sessionProactiveRefreshSeconds > 0,
+                deviceFlow: settings.sessionDeviceFlow),
+            logger: logger, logName: { logNames.field($0) })
+        await sessions.useOpenID(OIDCCacheVerifier(
+            cache: OIDCProviderCache(fetcher: URLSessionDocumentFetcher(), clock: configuration.clock)))
+        // Start-up ends twice over: when the server listens (``announce``, below) and when the work
+        // loop has resumed the stored logins; whichever comes last unmaps start-up's code.
+        let workLoop = SessionWorkLoop(sessions: sessions, storeIsLocked: { await vault?.isLocked ?? false }, clock: configuration.clock,
+                                       sleeper: configuration.sleeper, logger: logger,
+                                       startupDone: { MemoryTrim.releaseCodePages() })
+        let keyring = if let vault {
+            await KeyringUnlock.ifConfigured(vault: vault, threadPool: threadPool, logger: logger, onUnlock: workLoop.vaultUnlocked)
+        } else { nil as KeyringUnlock? }
+        let service = VaultService(
+            vault: vault, items: items,
+            access: access, throttle: UnlockThrottle(clock: configuration.clock),
+            activity: activity, settings: settings, keyFilePath: paths.keyFile,
+            keyring: SecretServiceKeySource(threadPool: threadPool), clock: configuration.clock,
+            sleeper: configuration.sleeper, logger: logger, onUnlock: workLoop.vaultUnlocked)
+        let sessionService = SessionService(sessions: sessions, access: access, activity: activity,
+                                            clock: configuration.clock, logger: logger)
+        let server = VarlinkServer(
+            info: VarlinkServiceInfo(vendor: "sortedvault", product: "sortedvault", version: SortedVaultVersion.current,
+                                     url: "https://github.com/sortedvault/sortedvault"),
+            interfaces: [service, sessionService], configuration: serverConfiguration(settings, access: access, accessLog: accessLog, logger: logger),
+            logger: logger)
+
+        let bound = BoundSocket()
+        let watchStart = configuration.clock.now
+        let announce: @Sendable () async -> Void = {
+            let locked = await vault?.isLocked ?? false
+            logger.info("serving", metadata: [
+                "socket": "\(paths.socket)", "database": "\(settings.postgresql.map(FleetStore.describe) ?? paths.database)",
+                "locked": "\(locked)", "autoLockMinutes": "\(settings.autoLockMinutes)",
+                "backend": "\(settings.backend.rawValue)", "accessLog": "\(accessLog?.location ?? "none")",
+            ])
+            // Start-up's code (argument parsing, policy and database set-up, the conformance scan)
+            // is not needed again: unmap it, so resident memory is what serving uses (MemoryTrim).
+            // The header's key sources are decoded here once (Status reuses them while the header's
+            // bytes are unchanged), so no call after start-up runs the header's decoder.
+            _ = try? vault?.keySourceKindsNow()
+            MemoryTrim.releaseCodePages()
+        }
+        var services: [any Service] = keyring.map { [$0] } ?? []
+        services.append(workLoop)
+        if let vault, settings.autoLockMinutes > 0 {
+            services.append(AutoLock(vault: vault, activity: activity, minutes: settings.autoLockMinutes,
+                                     sleeper: configuration.sleeper, logger: logger))
+        }
+        services.append(MemoryTrim(activity: activity, sleeper: configuration.sleeper))
+        services.append(PolicyReloadOnHangup(source: policySource, logger: logger))
+        if let accessLog { services.append(AccessLogSummaries(log: accessLog, sleeper: configuration.sleeper)) }
+        services.append(SocketServer(server: server, inheritedListener: configuration.inheritedListener, socketPath: paths.socket,
+                                     bound: bound, keyring: keyring, announce: announce, logger: logger))
+        // A systemd socket is systemd's to manage; the watch covers a socket this daemon bound.
+        let watch = configuration.inheritedListener != nil ? nil : SocketWatch(
+            path: paths.socket, bound: bound, interval: configuration.socketCheckInterval, start: watchStart,
+            clock: configuration.clock, sleeper: configuration.sleeper, logger: logger)
+        return DaemonParts(backing: backing, socketDirectory: socketDirectory, socketPath: paths.socket,
+                           bound: bound, services: services, socketWatch: watch, accessLog: accessLog, logger: logger)
+    }
+
+    /// The one place the store is chosen: the fleet's database for `backend = "postgresql"`, else the
+    /// local vault, opened and (with a key file) unlocked. Fails closed with an error that names the file.
+    private static func openStore(_ configuration: DaemonConfiguration, settings: DaemonSettings, threadPool: NIOThreadPool,
+                                  logger: Logger) async throws -> Backing {
+        if let fleet = settings.postgresql {
+            return .fleet(try await FleetStore.open(fleet, clock: configuration.clock, deadlineClock: configuration.sleeper, logger: logger))
+        }
+        let paths = configuration.paths
         let owner: VaultOwnerLock
         do {
             owner = try VaultOwnerLock(database: paths.database, exclusive: false)
         } catch let error as VaultError {
-            socketDirectory.release()
             throw DaemonError("refusing to start: \(error.reason)")
         }
         let storage: SQLiteSealedStorage
@@ -89,82 +207,9 @@ struct DaemonParts: Sendable {
             }
         } catch {
             owner.release()
-            socketDirectory.release()
             throw error
         }
-        KeyringBackends.checkItemKeyring(settings, threadPool: threadPool, logger: logger)
-
-        let logNames = LogNames(mode: settings.accessLogNames, vault: vault)
-        let accessLog = AccessLog.standard(path: paths.accessLog, maxBytes: configuration.accessLogMaxBytes,
-                                           clock: configuration.clock, names: logNames, logger: logger)
-        let policySource = PolicySource(policy: policy, directory: paths.policyDirectory, daemonUID: uid)
-        let access = AccessControl(policySource: policySource, logger: logger, names: logNames, accessLog: accessLog)
-        let activity = ActivityClock(clock: configuration.clock)
-        let sessions = try SessionManager(
-            store: vault, transport: URLSessionTransport(), clock: configuration.clock,
-            configuration: SessionManager.Configuration(
-                minValid: TimeInterval(settings.sessionMinValidSeconds),
-                refreshAhead: TimeInterval(settings.sessionProactiveRefreshSeconds),
-                proactiveRefresh: settings.sessionProactiveRefreshSeconds > 0,
-                deviceFlow: settings.sessionDeviceFlow),
-            logger: logger, logName: { logNames.field($0) })
-        await sessions.useOpenID(OIDCCacheVerifier(
-            cache: OIDCProviderCache(fetcher: URLSessionDocumentFetcher(), clock: configuration.clock)))
-        // Start-up ends twice over: when the server listens (``announce``, below) and when the work
-        // loop has resumed the stored logins; whichever comes last unmaps start-up's code.
-        let workLoop = SessionWorkLoop(sessions: sessions, vault: vault, clock: configuration.clock,
-                                       sleeper: configuration.sleeper, logger: logger,
-                                       startupDone: { MemoryTrim.releaseCodePages() })
-        let keyring = await KeyringUnlock.ifConfigured(vault: vault, threadPool: threadPool, logger: logger,
-                                                 onUnlock: workLoop.vaultUnlocked)
-        let service = VaultService(
-            vault: vault, items: KeyringBackends.itemStore(for: settings, vault: vault, clock: configuration.clock, threadPool: threadPool),
-            access: access, throttle: UnlockThrottle(clock: configuration.clock),
-            activity: activity, settings: settings, keyFilePath: paths.keyFile,
-            keyring: SecretServiceKeySource(threadPool: threadPool), clock: configuration.clock,
-            sleeper: configuration.sleeper, logger: logger, onUnlock: workLoop.vaultUnlocked)
-        let sessionService = SessionService(sessions: sessions, access: access, activity: activity,
-                                            clock: configuration.clock, logger: logger)
-        let server = VarlinkServer(
-            info: VarlinkServiceInfo(vendor: "sortedvault", product: "sortedvault", version: SortedVaultVersion.current,
-                                     url: "https://github.com/sortedvault/sortedvault"),
-            interfaces: [service, sessionService], configuration: serverConfiguration(settings, access: access, accessLog: accessLog, logger: logger),
-            logger: logger)
-
-        let bound = BoundSocket()
-        let watchStart = configuration.clock.now
-        let announce: @Sendable () async -> Void = {
-            let locked = await vault.isLocked
-            logger.info("serving", metadata: [
-                "socket": "\(paths.socket)", "database": "\(paths.database)",
-                "locked": "\(locked)", "autoLockMinutes": "\(settings.autoLockMinutes)",
-                "backend": "\(settings.backend.rawValue)", "accessLog": "\(accessLog?.location ?? "none")",
-            ])
-            // Start-up's code (argument parsing, policy and database set-up, the conformance scan)
-            // is not needed again: unmap it, so resident memory is what serving uses (MemoryTrim).
-            // The header's key sources are decoded here once (Status reuses them while the header's
-            // bytes are unchanged), so no call after start-up runs the header's decoder.
-            _ = try? vault.keySourceKindsNow()
-            MemoryTrim.releaseCodePages()
-        }
-        var services: [any Service] = keyring.map { [$0] } ?? []
-        services.append(workLoop)
-        if settings.autoLockMinutes > 0 {
-            services.append(AutoLock(vault: vault, activity: activity, minutes: settings.autoLockMinutes,
-                                     sleeper: configuration.sleeper, logger: logger))
-        }
-        services.append(MemoryTrim(activity: activity, sleeper: configuration.sleeper))
-        services.append(PolicyReloadOnHangup(source: policySource, logger: logger))
-        if let accessLog { services.append(AccessLogSummaries(log: accessLog, sleeper: configuration.sleeper)) }
-        services.append(SocketServer(server: server, inheritedListener: configuration.inheritedListener, socketPath: paths.socket,
-                                     bound: bound, keyring: keyring, announce: announce, logger: logger))
-        // A systemd socket is systemd's to manage; the watch covers a socket this daemon bound.
-        let watch = configuration.inheritedListener != nil ? nil : SocketWatch(
-            path: paths.socket, bound: bound, interval: configuration.socketCheckInterval, start: watchStart,
-            clock: configuration.clock, sleeper: configuration.sleeper, logger: logger)
-        return DaemonParts(vault: vault, storage: storage, generationRecord: generationRecord,
-                           socketDirectory: socketDirectory, socketPath: paths.socket,
-                           bound: bound, services: services, socketWatch: watch, accessLog: accessLog, owner: owner, logger: logger)
+        return .local(LocalVault(vault: vault, storage: storage, generationRecord: generationRecord, owner: owner))
     }
 
     /// After the services stopped: removes the socket (only while it is still this daemon's),
@@ -174,14 +219,19 @@ struct DaemonParts: Sendable {
         ListeningSocket.remove(socketPath, ifStill: bound.current)
         accessLog?.flushSummaries()
         await accessLog?.close()
-        await vault.lock()
-        await generationRecord.flush()
-        do {
-            try storage.close()
-        } catch {
-            logger.warning("the database did not close cleanly: \(error)")
+        switch backing {
+        case .local(let local):
+            await local.vault.lock()
+            await local.generationRecord.flush()
+            do {
+                try local.storage.close()
+            } catch {
+                logger.warning("the database did not close cleanly: \(error)")
+            }
+            local.owner.release()
+        case .fleet(let fleet):
+            await fleet.close()
         }
-        owner.release()
         socketDirectory.release()
         logger.info("stopped")
     }

@@ -15,7 +15,8 @@ enum KeyringBackends {
     static func itemStore(for settings: DaemonSettings, vault: EncryptedVault, clock: any VaultClock,
                           threadPool: NIOThreadPool) -> any TokenStore {
         switch settings.backend {
-        case .embedded: return vault
+        // A fleet daemon (postgresql) has no local vault and never asks: its items are the fleet's database.
+        case .embedded, .postgresql: return vault
         case .secretService: return VaultGatedStore(vault: vault, items: SecretServiceTokenStore(threadPool: threadPool, clock: clock))
         }
     }

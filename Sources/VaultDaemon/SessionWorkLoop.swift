@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
-import Vault
 import VaultCore
 import VaultSession
 
@@ -16,7 +15,8 @@ import VaultSession
 /// A graceful shutdown cancels the loop between rounds or in its sleep.
 final class SessionWorkLoop: Service, Sendable {
     private let sessions: SessionManager
-    private let vault: EncryptedVault
+    /// Whether the store holding the logins is locked (a local vault can be; a fleet's database cannot).
+    private let storeIsLocked: @Sendable () async -> Bool
     private let clock: any VaultClock
     private let sleeper: any Clock<Duration>
     private let logger: Logger
@@ -29,11 +29,11 @@ final class SessionWorkLoop: Service, Sendable {
     /// daemon's start-up is over then, and the daemon unmaps its code (``MemoryTrim``).
     private let startupDone: @Sendable () -> Void
 
-    init(sessions: SessionManager, vault: EncryptedVault, clock: any VaultClock, sleeper: any Clock<Duration>, logger: Logger,
+    init(sessions: SessionManager, storeIsLocked: @escaping @Sendable () async -> Bool, clock: any VaultClock, sleeper: any Clock<Duration>, logger: Logger,
          startupDone: @escaping @Sendable () -> Void = {}) {
         self.startupDone = startupDone
         self.sessions = sessions
-        self.vault = vault
+        self.storeIsLocked = storeIsLocked
         self.clock = clock
         self.sleeper = sleeper
         self.logger = logger
@@ -49,7 +49,7 @@ final class SessionWorkLoop: Service, Sendable {
 
     func run() async throws {
         await sessions.observeSchedule { [wake] in wake.yield() }
-        if !(await vault.isLocked) { resumeRequested.store(true, ordering: .releasing) }
+        if !(await storeIsLocked()) { resumeRequested.store(true, ordering: .releasing) }
         await cancelWhenGracefulShutdown { [self] in await loop() }
     }
 

@@ -16,41 +16,47 @@ final class VaultService: VarlinkInterface {
     let name = VaultInterfaceDescription.name
     let interfaceDescription = VaultInterfaceDescription.text
 
-    let vault: EncryptedVault
-    /// Where item calls go: the vault itself, or the desktop keyring behind the vault's lock.
+    /// The local vault; nil for a fleet daemon (`backend = "postgresql"`), whose store has no lock,
+    /// passphrase or key slots (those calls answer `Unsupported`).
+    let vault: EncryptedVault?
+    /// Where item calls go: the vault itself, the desktop keyring behind the vault's lock, or the fleet's database.
     private let items: any TokenStore
-    /// The items are the vault's own rows, so the vault's immediate reads may answer item calls.
-    let itemsAreInVault: Bool
+    /// The vault, when it holds the items itself: its immediate reads may answer item calls.
+    private let immediateReads: EncryptedVault?
+    /// Where the logins (and sortedvault's other own records) live: the vault, or the fleet's database.
+    private var ownRecords: any TokenStore { vault ?? items }
     let access: AccessControl
     private let throttle: UnlockThrottle
     let activity: ActivityClock
     private let settings: DaemonSettings
     private let logger: Logger
     private let onUnlock: @Sendable () -> Void
-    private let unlockWithoutPassphrase: NonInteractiveUnlock
+    private let unlockWithoutPassphrase: NonInteractiveUnlock?
     /// When the daemon started, on its clock: `status` reports the uptime.
     private let clock: any VaultClock
     private let startedAt: Date
 
     /// - Parameter onUnlock: runs after every successful unlock (the session manager resumes its work).
-    init(vault: EncryptedVault, items: (any TokenStore)? = nil, access: AccessControl, throttle: UnlockThrottle, activity: ActivityClock,
+    init(vault: EncryptedVault?, items: any TokenStore, access: AccessControl, throttle: UnlockThrottle, activity: ActivityClock,
          settings: DaemonSettings, keyFilePath: String, keyring: SecretServiceKeySource, clock: any VaultClock,
          sleeper: any Clock<Duration> = ContinuousClock(),
          logger: Logger, onUnlock: @escaping @Sendable () -> Void = {}) {
         self.vault = vault
         self.clock = clock
         startedAt = clock.now
-        self.items = items ?? vault
-        self.itemsAreInVault = items == nil || (items as? EncryptedVault) === vault
+        self.items = items
+        immediateReads = vault.flatMap { (items as? EncryptedVault) === $0 ? $0 : nil }
         self.access = access
         self.throttle = throttle
         self.activity = activity
         self.settings = settings
         self.logger = logger
         self.onUnlock = onUnlock
-        var unlock = NonInteractiveUnlock(vault: vault, keyFilePath: keyFilePath, keyring: keyring)
-        unlock.sleeper = sleeper
-        unlockWithoutPassphrase = unlock
+        unlockWithoutPassphrase = vault.map { vault in
+            var unlock = NonInteractiveUnlock(vault: vault, keyFilePath: keyFilePath, keyring: keyring)
+            unlock.sleeper = sleeper
+            return unlock
+        }
     }
 
     /// Every secret parameter of the interface's calls, diverted from the frame into secure memory.
@@ -120,7 +126,7 @@ final class VaultService: VarlinkInterface {
         let reply = { @Sendable (item: RetrievedItem) -> VarlinkReply in
             .typed(VaultInterface.Retrieve.Reply(secret: item.secret, item: .init(item.metadata)))
         }
-        if itemsAreInVault, let item = try vault.retrieveNow(key) { return .reply(reply(item)) }
+        if let item = try immediateReads?.retrieveNow(key) { return .reply(reply(item)) }
         return .task { reply(try await self.items.retrieve(key)) }
     }
 
@@ -141,7 +147,7 @@ final class VaultService: VarlinkInterface {
         let reply = { @Sendable (items: [ItemMetadata]) -> VarlinkReply in
             .typed(VaultInterface.Exists.Reply(exists: items.contains { $0.key == key }))
         }
-        if itemsAreInVault, let items = try vault.listNow(service: key.service) { return .reply(reply(items)) }
+        if let items = try immediateReads?.listNow(service: key.service) { return .reply(reply(items)) }
         return .task { reply(try await self.items.list(service: key.service)) }
     }
 
@@ -154,24 +160,24 @@ final class VaultService: VarlinkInterface {
             let visible = items.filter { !$0.key.isReserved && access.allows(peer, "list", service: $0.service) }
             return .typed(VaultInterface.List.Reply(items: visible.map(VaultInterface.Item.init)))
         }
-        if itemsAreInVault, let items = try vault.listNow(service: service) { return .reply(reply(items)) }
+        if let items = try immediateReads?.listNow(service: service) { return .reply(reply(items)) }
         return .task { reply(try await self.items.list(service: service)) }
     }
 
     /// The pseudonyms the logs write for the services this caller may list, with their names:
-    /// the vault's own items and logins (items kept in the desktop keyring are listed too).
+    /// the items and logins of the vault or the fleet's database (items kept in the desktop keyring are listed too).
     private func logNames(peer: PeerCredentials) async throws -> VarlinkReply {
         try access.require(peer, "list", service: nil)
         guard let key = access.names.currentKey() else { throw VaultError.locked }
         var services = Set<String>()
-        for item in try await vault.list(service: nil) {
+        for item in try await ownRecords.list(service: nil) {
             if item.service.hasPrefix(SessionItems.sessionPrefix) {
                 services.insert(String(item.service.dropFirst(SessionItems.sessionPrefix.count)))
             } else if !item.key.isReserved {
                 services.insert(item.service)
             }
         }
-        if !itemsAreInVault {
+        if vault != nil, immediateReads == nil {
             for item in try await items.list(service: nil) { services.insert(item.service) }
         }
         var names: [String: String] = [:]
@@ -187,19 +193,26 @@ final class VaultService: VarlinkInterface {
     /// immediate reads; while locked (the row count) or when those cannot answer, in a task.
     private func status(peer: PeerCredentials) throws -> VarlinkAnswer {
         try access.require(peer, "status", service: nil)
+        guard let vault else {
+            // A fleet daemon: never locked, opened by the fleet's key file.
+            return .task {
+                let own = try await self.items.list(service: nil)
+                return .typed(self.statusReply(peer: peer, locked: false, keySources: ["keyfile"], own: own, rowsWhileLocked: 0))
+            }
+        }
         if !vault.isLockedNow, let keySources = try? vault.keySourceKindsNow(), let own = try? vault.listNow(service: nil) {
             return .reply(.typed(statusReply(peer: peer, locked: false, keySources: keySources, own: own, rowsWhileLocked: 0)))
         }
         return .task {
-            let locked = await self.vault.isLocked
-            let keySources = try await self.vault.keySourceKinds()
+            let locked = await vault.isLocked
+            let keySources = try await vault.keySourceKinds()
             let own: [ItemMetadata]?
             do {
-                own = try await self.vault.list(service: nil)
+                own = try await vault.list(service: nil)
             } catch let error as VaultError where error.code == .locked {
                 own = nil
             }
-            let rows = own == nil ? try await self.vault.itemCount() : 0
+            let rows = own == nil ? try await vault.itemCount() : 0
             return .typed(self.statusReply(peer: peer, locked: locked, keySources: keySources, own: own, rowsWhileLocked: rows))
         }
     }
@@ -232,9 +245,10 @@ final class VaultService: VarlinkInterface {
     /// keyring key, read afresh (after a `lock` or an auto-lock), unthrottled — nothing is guessed.
     private func unlock(_ parameters: WireParameters, peer: PeerCredentials) async throws -> VarlinkReply {
         try access.require(peer, "unlock", service: nil)
+        let vault = try localVault("unlock")
         // The policy is checked before the passphrase is even looked at.
         guard let passphrase = try VaultInterface.Unlock.Request(from: parameters).passphrase else {
-            if await vault.isLocked {
+            if await vault.isLocked, let unlockWithoutPassphrase {
                 let kind: String
                 do {
                     kind = try await unlockWithoutPassphrase.unlock()
@@ -280,15 +294,22 @@ final class VaultService: VarlinkInterface {
 
     private func lock(peer: PeerCredentials) async throws -> VarlinkReply {
         try access.require(peer, "lock", service: nil)
-        await vault.lock()
+        try await localVault("lock").lock()
         logger.info("vault locked", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
         return [:]
+    }
+
+    /// The local vault, for the calls only it has; a fleet daemon answers them `Unsupported`.
+    private func localVault(_ operation: String) throws -> EncryptedVault {
+        guard let vault else { throw VarlinkError(VaultInterface.Unsupported(reason: FleetStore.noLocalVault(operation))) }
+        return vault
     }
 
     private func changePassphrase(_ parameters: WireParameters, peer: PeerCredentials) async throws -> VarlinkReply {
         try access.require(peer, "change-passphrase", service: nil)
         let request = try VaultInterface.ChangePassphrase.Request(from: parameters)
         guard request.new.count > 0 else { throw VaultError.invalidArgument("the new passphrase must not be empty") }
+        let vault = try localVault("change the passphrase of")
         try await throttled(peer, "change-passphrase") {
             try await vault.changePassphrase(from: request.old, to: request.new)
         }

@@ -29,8 +29,11 @@ public struct DaemonSettings: Sendable, Equatable {
     /// Whether `session login --flow device` (RFC 8628) may run: off for users who fear its
     /// phishing risk (someone talks them into entering a code at the provider).
     public var sessionDeviceFlow = true
-    /// Where items live: sortedvault's embedded encrypted store (the default) or the desktop keyring.
+    /// Where items live: sortedvault's embedded encrypted store (the default), the desktop keyring,
+    /// or a fleet's PostgreSQL (items and logins both, shared with the fleet's other daemons).
     public var backend: ItemBackend
+    /// The `[postgresql]` table: set exactly when ``backend`` is `.postgresql`.
+    public var postgresql: FleetDatabaseSettings?
     /// How the access log and the daemon's log name a service: a keyed pseudonym (the default: the
     /// logs are at rest in plaintext, the vault's names are not) or the plain name.
     public var accessLogNames: LogNames = .pseudonyms
@@ -41,10 +44,11 @@ public struct DaemonSettings: Sendable, Equatable {
         case plain
     }
 
-    /// `backend = "embedded"` or `backend = "secret-service"`.
+    /// `backend = "embedded"`, `backend = "secret-service"` or `backend = "postgresql"`.
     public enum ItemBackend: String, Sendable, Equatable, CaseIterable {
         case embedded
         case secretService = "secret-service"
+        case postgresql
     }
 
     public init(autoLockMinutes: Int, idleConnectionTimeoutSeconds: Int, maxConnectionsPerUID: Int, sessionMinValidSeconds: Int,
@@ -87,7 +91,7 @@ public struct DaemonSettings: Sendable, Equatable {
         let reader = TOMLTableReader(table: try TOMLParser.parse(text, file: file), file: file, name: "the top level")
         try reader.rejectUnknownKeys(["auto_lock_minutes", "idle_connection_timeout_seconds", "max_connections_per_uid",
                                       "max_connections_per_process", "max_connections_per_executable",
-                                      "reserved_connections_for_new_processes", "backend", "access_log_names", "session"])
+                                      "reserved_connections_for_new_processes", "backend", "access_log_names", "session", "postgresql"])
         var settings = keyDefaults
         if let value = try reader.integer("auto_lock_minutes", in: autoLockRange) { settings.autoLockMinutes = value }
         if let value = try reader.integer("idle_connection_timeout_seconds", in: idleTimeoutRange) { settings.idleConnectionTimeoutSeconds = value }
@@ -104,7 +108,7 @@ public struct DaemonSettings: Sendable, Equatable {
         if let value = try reader.value("backend") {
             let text = try reader.string("backend", value, example: "\"embedded\"")
             guard let backend = ItemBackend(rawValue: text) else {
-                throw reader.invalid("backend", "backend \(text.debugDescription) is not known; write backend = \"embedded\" or backend = \"secret-service\"")
+                throw reader.invalid("backend", "backend \(text.debugDescription) is not known; write backend = \"embedded\", backend = \"secret-service\" or backend = \"postgresql\"")
             }
             settings.backend = backend
         }
@@ -123,7 +127,27 @@ public struct DaemonSettings: Sendable, Equatable {
                 settings.sessionProactiveRefreshSeconds = value
             }
         }
+        try parseFleet(reader, into: &settings)
         return settings
+    }
+
+    /// `[postgresql]` goes with `backend = "postgresql"` and nothing else; a fleet daemon has no
+    /// local vault, so it has nothing to lock after idle minutes.
+    private static func parseFleet(_ reader: TOMLTableReader, into settings: inout DaemonSettings) throws {
+        let table = try reader.subtable("postgresql")
+        guard settings.backend == .postgresql else {
+            if table != nil {
+                throw reader.invalid("postgresql", "[postgresql] is set, but backend is \"\(settings.backend.rawValue)\"; write backend = \"postgresql\" to use it, or remove the table")
+            }
+            return
+        }
+        guard let table else {
+            throw reader.invalid("backend", "backend = \"postgresql\" needs a [postgresql] table saying where the database is and which key file opens the fleet's keys; see docs/fleet.md (Deployment)")
+        }
+        if settings.autoLockMinutes > 0 {
+            throw reader.invalid("auto_lock_minutes", "auto_lock_minutes is \(settings.autoLockMinutes), but a daemon with backend = \"postgresql\" has no local vault to lock; write auto_lock_minutes = 0 or remove it")
+        }
+        settings.postgresql = try FleetDatabaseSettings.parse(table)
     }
 
     /// Reads `settings.toml` from `directory` with the same safety checks as

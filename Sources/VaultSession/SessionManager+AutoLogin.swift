@@ -7,7 +7,13 @@ extension SessionManager {
     /// caller), else why not.
     public func autoLogin(_ key: ItemKey) async throws -> AutoLoginResult {
         if let answer = autoLoginNow(key) { return answer }
-        return try await sharedFlight(key, asker: .client, validFor: configuration.minValid)
+        do {
+            return try await sharedFlight(key, asker: .client, validFor: configuration.minValid)
+        } catch let error as VaultError where error.code == .unavailable {
+            // The store did not answer (a fleet's database down or unreachable): as with a provider
+            // out of reach, nothing was changed or lost, and asking again later may succeed.
+            return .offline(nil, reason: error.reason)
+        }
     }
 
     /// The stored token of ``autoLogin(_:)``, answered on the caller's thread from the store's

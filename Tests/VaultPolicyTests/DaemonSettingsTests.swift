@@ -58,7 +58,7 @@ struct DaemonSettingsTests {
         ("auto_lock = 5\n", 1, "unknown key 'auto_lock' in the top level; known keys: auto_lock_minutes, idle_connection_timeout_seconds, max_connections_per_uid, max_connections_per_process, max_connections_per_executable, reserved_connections_for_new_processes, backend, access_log_names, session"),
         ("max_connections_per_process = 0\n", 1, "outside the allowed range 1…4096"),
         ("max_connections_per_uid = 8\nreserved_connections_for_new_processes = 8\n", 2, "must be less than max_connections_per_uid (8)"),
-        ("backend = \"keychain\"\n", 1, "backend \"keychain\" is not known; write backend = \"embedded\" or backend = \"secret-service\""),
+        ("backend = \"keychain\"\n", 1, "backend \"keychain\" is not known; write backend = \"embedded\", backend = \"secret-service\" or backend = \"postgresql\""),
         ("backend = 1\n", 1, "'backend' must be a string"),
         ("[session]\nmin_valid = 5\n", 2, "unknown key 'min_valid' in [session]; known keys: min_valid_seconds"),
         ("[session]\n[session]\n", 2, "[session] conflicts with 'session'"),

@@ -1,0 +1,90 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Vault
+import VaultCore
+import VaultCrypto
+import VaultPolicy
+import VaultPostgres
+
+/// A fleet daemon's store (`backend = "postgresql"`): the fleet's PostgreSQL, opened with the fleet's
+/// key file, its connection pool running for as long as the daemon does (docs/fleet.md).
+///
+/// ```swift
+/// let fleet = try await FleetStore.open(settings.postgresql!, clock: clock, deadlineClock: sleeper, logger: logger)
+/// let sessions = try SessionManager(store: fleet.store, …)   // the store is the fleet's LoginLeases
+/// ```
+///
+/// There is no local vault: nothing to initialise, lock or unlock, no key slots and no generation
+/// record. Every host of the fleet reads the same key file; the database sees only what it wraps.
+struct FleetStore: Sendable {
+    let store: PostgresTokenStore
+    /// The key of the logs' service pseudonyms, derived from the fleet's key, so every daemon of the
+    /// fleet writes the same pseudonym for the same service.
+    let logNamesKey: SecureBytes
+    private let pool: Task<Void, Never>
+
+    static func open(_ settings: FleetDatabaseSettings, clock: any VaultClock, deadlineClock: any Clock<Duration>,
+                     logger: Logger) async throws -> FleetStore {
+        let master: SecureBytes
+        do {
+            master = try KeyFile.load(from: settings.keyFile)
+        } catch let error as VaultError {
+            throw DaemonError("refusing to start: the fleet's key file ([postgresql] key_file): \(error.reason). A fleet daemon needs no `sortedvault init`; it needs the fleet's key file, the same on every host: create it once with `(umask 077; head -c 32 /dev/urandom > \(settings.keyFile))` and copy it to each host, owned by the daemon's user, mode 0600")
+        }
+        let configuration: PostgresClient.Configuration
+        do {
+            configuration = try postgresSettings(settings).clientConfiguration()
+        } catch let error as VaultError {
+            throw DaemonError("refusing to start: the [postgresql] settings: \(error.reason)")
+        }
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let pool = Task { await client.run() }
+        do {
+            let store = try await PostgresTokenStore.open(
+                client: client, masterKey: master, clock: clock, callDeadline: .seconds(settings.callDeadlineSeconds),
+                deadlineClock: deadlineClock, logger: logger)
+            let logNamesKey = SecureBytes(copying: KeyedHash.tag(key: master, context: "sortedvault fleet log names", parts: []))
+            return FleetStore(store: store, logNamesKey: logNamesKey, pool: pool)
+        } catch let error as VaultError {
+            pool.cancel()
+            let hint = error.code == .wrongPassphrase
+                ? "; every host of a fleet needs the same key file as the daemon that first opened the database"
+                : ""
+            throw DaemonError("refusing to start: the fleet's database (\(describe(settings))) did not open: \(error.reason)\(hint)")
+        } catch {
+            pool.cancel()
+            throw error
+        }
+    }
+
+    /// Stops the connection pool, after the services stopped.
+    func close() async {
+        pool.cancel()
+        await pool.value
+    }
+
+    static func postgresSettings(_ settings: FleetDatabaseSettings) -> PostgresSettings {
+        let endpoint: PostgresSettings.Endpoint
+        switch settings.endpoint {
+        case let .unixSocket(directory): endpoint = .unixSocket(directory: directory)
+        case let .tcp(host): endpoint = .tcp(host: host)
+        }
+        return PostgresSettings(endpoint: endpoint, port: settings.port, database: settings.database, user: settings.user,
+                                passwordFile: settings.passwordFile, trustRootsFile: settings.caFile,
+                                callDeadline: .seconds(settings.callDeadlineSeconds))
+    }
+
+    /// Where the database is, for the log and error text (no password, no key).
+    static func describe(_ settings: FleetDatabaseSettings) -> String {
+        switch settings.endpoint {
+        case let .unixSocket(directory): return "database \(settings.database) over \(directory)"
+        case let .tcp(host): return "database \(settings.database) on \(host):\(settings.port)"
+        }
+    }
+
+    /// What a call that only a local vault has (lock, unlock, passphrase) answers on a fleet daemon.
+    static func noLocalVault(_ operation: String) -> String {
+        "this daemon serves a fleet's PostgreSQL store (backend = \"postgresql\" in settings.toml), which has no local vault to \(operation): its key is read from [postgresql] key_file at start-up"
+    }
+}
