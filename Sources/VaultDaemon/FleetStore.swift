@@ -22,7 +22,9 @@ struct FleetStore: Sendable {
     /// The key of the logs' service pseudonyms, derived from the fleet's key, so every daemon of the
     /// fleet writes the same pseudonym for the same service.
     let logNamesKey: SecureBytes
+    /// The connection pool (at most 4) and the one connection beside it that listens for change hints.
     private let pool: Task<Void, Never>
+    private let listener: Task<Void, Never>
 
     static func open(_ settings: FleetDatabaseSettings, clock: any VaultClock, deadlineClock: any Clock<Duration>,
                      logger: Logger) async throws -> FleetStore {
@@ -32,9 +34,10 @@ struct FleetStore: Sendable {
         } catch let error as VaultError {
             throw DaemonError("refusing to start: the fleet's key file ([postgresql] key_file): \(error.reason). A fleet daemon needs no `sortedvault init`; it needs the fleet's key file, the same on every host: create it once with `(umask 077; head -c 32 /dev/urandom > \(settings.keyFile))` and copy it to each host, owned by the daemon's user, mode 0600")
         }
-        let configuration: PostgresClient.Configuration
+        let configuration: PostgresClient.Configuration, listenConfiguration: PostgresConnection.Configuration
         do {
             configuration = try postgresSettings(settings).clientConfiguration()
+            listenConfiguration = try postgresSettings(settings).listenConfiguration()
         } catch let error as VaultError {
             throw DaemonError("refusing to start: the [postgresql] settings: \(error.reason)")
         }
@@ -45,7 +48,8 @@ struct FleetStore: Sendable {
                 client: client, masterKey: master, clock: clock, callDeadline: .seconds(settings.callDeadlineSeconds),
                 deadlineClock: deadlineClock, logger: logger)
             let logNamesKey = SecureBytes(copying: KeyedHash.tag(key: master, context: "sortedvault fleet log names", parts: []))
-            return FleetStore(store: store, logNamesKey: logNamesKey, pool: pool)
+            let listener = Task { await store.listenForChanges(listenConfiguration) }
+            return FleetStore(store: store, logNamesKey: logNamesKey, pool: pool, listener: listener)
         } catch let error as VaultError {
             pool.cancel()
             let hint = error.code == .wrongPassphrase
@@ -60,6 +64,8 @@ struct FleetStore: Sendable {
 
     /// Stops the connection pool, after the services stopped.
     func close() async {
+        listener.cancel()
+        await listener.value
         pool.cancel()
         await pool.value
     }

@@ -60,32 +60,61 @@ public struct PostgresSettings: Sendable, Equatable {
     /// postgres-nio's configuration for these settings: reads the password file, chooses TLS, caps the
     /// pool and sets the server-side timeouts of every connection in its start-up message.
     public func clientConfiguration() throws -> PostgresClient.Configuration {
-        guard (1...65535).contains(port) else { throw VaultError.invalidArgument("the database port \(port) is not 1–65535") }
-        guard !database.isEmpty, !user.isEmpty else {
-            throw VaultError.invalidArgument("the database settings need a database and a user name")
-        }
-        let password = try passwordFile.map(PasswordFile.read)
+        let password = try checkedPassword()
         var configuration: PostgresClient.Configuration
         switch endpoint {
         case let .unixSocket(directory):
             configuration = .init(unixSocketPath: "\(directory)/.s.PGSQL.\(port)", username: user, password: password, database: database)
         case let .tcp(host):
             configuration = .init(host: host, port: port, username: user, password: password, database: database, tls: .disable)
-            if !Self.isLoopback(host) {
-                var tls = TLSConfiguration.makeClientConfiguration()
-                if let trustRootsFile { tls.trustRoots = .file(trustRootsFile) }
-                configuration.tls = .require(tls)
-            }
+            if let tls = remoteTLS(host) { configuration.tls = .require(tls) }
         }
         configuration.options.maximumConnections = Self.maximumConnections
         configuration.options.connectTimeout = callDeadline
-        configuration.options.additionalStartupParameters = [
-            ("application_name", "sortedvault"),
+        configuration.options.additionalStartupParameters = startupParameters(applicationName: "sortedvault")
+        return configuration
+    }
+
+    /// The one connection beside the pool that LISTENs for change hints: the same server, login, TLS
+    /// and server-side timeouts, under the application name `sortedvault-listen`.
+    public func listenConfiguration() throws -> PostgresConnection.Configuration {
+        let password = try checkedPassword()
+        var configuration: PostgresConnection.Configuration
+        switch endpoint {
+        case let .unixSocket(directory):
+            configuration = .init(unixSocketPath: "\(directory)/.s.PGSQL.\(port)", username: user, password: password, database: database)
+        case let .tcp(host):
+            let tls = try remoteTLS(host).map { PostgresConnection.Configuration.TLS.require(try NIOSSLContext(configuration: $0)) }
+            configuration = .init(host: host, port: port, username: user, password: password, database: database, tls: tls ?? .disable)
+        }
+        configuration.options.connectTimeout = .nanoseconds(Int64(Self.milliseconds(callDeadline))! * 1_000_000)
+        configuration.options.additionalStartupParameters = startupParameters(applicationName: "sortedvault-listen")
+        return configuration
+    }
+
+    private func checkedPassword() throws -> String? {
+        guard (1...65535).contains(port) else { throw VaultError.invalidArgument("the database port \(port) is not 1–65535") }
+        guard !database.isEmpty, !user.isEmpty else {
+            throw VaultError.invalidArgument("the database settings need a database and a user name")
+        }
+        return try passwordFile.map(PasswordFile.read)
+    }
+
+    /// TLS (certificate and host name verified) for every host that is not a literal loopback address.
+    private func remoteTLS(_ host: String) -> TLSConfiguration? {
+        guard !Self.isLoopback(host) else { return nil }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let trustRootsFile { tls.trustRoots = .file(trustRootsFile) }
+        return tls
+    }
+
+    private func startupParameters(applicationName: String) -> [(String, String)] {
+        [
+            ("application_name", applicationName),
             ("statement_timeout", Self.milliseconds(statementTimeout)),
             ("lock_timeout", Self.milliseconds(lockTimeout)),
             ("idle_in_transaction_session_timeout", Self.milliseconds(idleInTransactionTimeout)),
         ]
-        return configuration
     }
 
     /// Only literal loopback addresses: a name such as `localhost` is resolved elsewhere and may not be.

@@ -63,14 +63,24 @@ extension PostgresTokenStore: LoginLeases {
 
     public func release(_ lease: RefreshLease, answerLost: Bool) async throws {
         guard let fence = Int64(exactly: lease.generation), fence != 0 else { return }
-        let lookup = ByteBuffer(bytes: try keys.lookup(for: lease.item))
-        _ = try await connection { connection, logger in
-            try await connection.query("""
+        let lookup = try keys.lookup(for: lease.item)
+        try await transaction { connection, logger in
+            let released = try await connection.query("""
                 UPDATE sortedvault_items SET lease_generation = 0, lease_owner = NULL, lease_expires_at = NULL,
                     refresh_in_doubt = CASE WHEN \(answerLost) THEN least(refresh_in_doubt + 1, 32767) ELSE 0 END
-                WHERE lookup = \(lookup) AND lease_generation = \(fence)
-                """, logger: logger)
+                WHERE lookup = \(ByteBuffer(bytes: lookup)) AND lease_generation = \(fence)
+                RETURNING lease_generation
+                """, logger: logger).collect()
+            // Waiters for the holder may claim now.
+            if !released.isEmpty { try await Self.announceChange(of: lookup, connection, logger: logger) }
         }
+    }
+
+    /// Yields after the login's row may have changed (stored, deleted, its lease released); nil
+    /// while ``listenForChanges(_:)`` does not run.
+    public func changes(of item: ItemKey) async -> AsyncStream<Void>? {
+        guard let lookup = try? keys.lookup(for: item) else { return nil }
+        return hints.subscribe(lookup)
     }
 
     /// Longer than any provider request should take by far; it bounds how long a dead holder blocks a login.

@@ -24,6 +24,7 @@ public final class PostgresTokenStore: TokenStore {
     let clock: any VaultClock
     let deadline: DatabaseDeadline
     let logger: Logger
+    let hints = ChangeHints()
 
     private init(client: PostgresClient, keys: FleetKeyRing, clock: any VaultClock, deadline: DatabaseDeadline, logger: Logger) {
         self.client = client
@@ -101,6 +102,7 @@ public final class PostgresTokenStore: TokenStore {
                     sealed_secret = excluded.sealed_secret, version = sortedvault_items.version + 1,
                     lease_owner = NULL, lease_expires_at = NULL, lease_generation = 0, refresh_in_doubt = 0
                 """, logger: logger)
+            try await Self.announceChange(of: lookup, connection, logger: logger)
             return true
         }
     }
@@ -127,10 +129,12 @@ public final class PostgresTokenStore: TokenStore {
 
     public func delete(_ key: ItemKey) async throws {
         let lookup = try keys.lookup(for: key)
-        let rows = try await connection { connection, logger in
-            try await connection.query(
+        let rows = try await transaction { connection, logger in
+            let rows = try await connection.query(
                 "DELETE FROM sortedvault_items WHERE lookup = \(ByteBuffer(bytes: lookup)) RETURNING expires_at",
                 logger: logger).collect()
+            if !rows.isEmpty { try await Self.announceChange(of: lookup, connection, logger: logger) }
+            return rows
         }
         guard let row = rows.first else { throw VaultError.notFound(key) }
         // An expired item was only purged: for the caller it was already gone.
@@ -157,6 +161,19 @@ public final class PostgresTokenStore: TokenStore {
         return items.sortedForListing()
     }
 
+    // MARK: Change hints
+
+    /// Listens for change hints on a connection of its own (`configuration`, from
+    /// ``PostgresSettings/listenConfiguration()``) until the calling task is cancelled; run it for as
+    /// long as the store is used. Without it, ``changes(of:)`` is nil and waiters look again by time.
+    public func listenForChanges(_ configuration: PostgresConnection.Configuration) async {
+        let deadline = deadline
+        await hints.run(configuration, pause: { try await deadline.pause($0) }, logger: logger)
+    }
+
+    /// How many times the listening connection was made: 1 once it listens, one more per reconnection.
+    public var changeHintConnections: Int { hints.connections }
+
     // MARK: Database calls
 
     /// Runs `body` on a pooled connection, autocommit, under the deadline.
@@ -178,6 +195,12 @@ public final class PostgresTokenStore: TokenStore {
         try await connection { connection, logger in try await keys.reload(connection, logger: logger) }
         guard let key = keys.dataKey(id) else { throw VaultErrorText.unknownKey(id) }
         return key
+    }
+
+    /// Sends the change hint of row `lookup` (``ChangeHints``); inside the change's transaction, so
+    /// it is delivered only if, and once, the change is committed.
+    static func announceChange(of lookup: [UInt8], _ connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("SELECT pg_notify(\(ChangeHints.channel), \(ChangeHints.hex(lookup)))", logger: logger)
     }
 
     static func nextGenerations(_ count: Int, _ connection: PostgresConnection, logger: Logger) async throws -> [Int64] {
