@@ -10,7 +10,10 @@ import VaultCrypto
 /// nothing at all (no lock, no transaction, no connection) across the network:
 /// 1. under the lock, read the login and decide (valid, ended, held back, or ask the provider);
 /// 2. claim the login's lease. When another manager holds it, wait for its result (a change of the
-///    stored login, or its lease running out) and start again from step 1;
+///    stored login, or its lease running out) and start again from step 1. When it is granted, read
+///    the login once more: another manager may have refreshed it between step 1 and the claim, and
+///    the provider is then asked nothing (its refresh token was rotated; sending it would be a
+///    reuse, which a strict provider answers by revoking the login);
 /// 3. without the lock, ask the provider (bounded by the transport's deadline, which the lease
 ///    outlives twice over);
 /// 4. under the lock again, re-read the login and apply the answer only if it is still the login
@@ -94,6 +97,17 @@ extension SessionManager {
             switch try await store.claimRefresh(of: item, owner: leaseOwner, duration: configuration.refreshLease) {
             case .granted(let granted, let lost):
                 (lease, answersLost) = (granted, lost)
+                let current = try await withKeyLock(key) { try await storedSession(key) }
+                guard let current, current.loginID == session.loginID, current.refreshToken.map({ $0 == usedToken }) ?? false else {
+                    await giveBack(lease, answerLost: false)
+                    guard let current else { return .reauthRequired(.noSession) }
+                    if current.isValid(at: clock.now, forAtLeast: validFor) { return .valid(AccessGrant(current)) }
+                    supersededRounds += 1
+                    if supersededRounds == 2 {
+                        return .offline(validGrant(current), reason: "the login changed while it was being refreshed; ask again")
+                    }
+                    continue
+                }
             case .held(_, let until):
                 guard clock.now < waitUntil else {
                     return .offline(validGrant(session), reason: "another sortedvault instance is refreshing this login and has not finished; ask again")
