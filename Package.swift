@@ -243,6 +243,7 @@ let package = Package(
             dependencies: [
                 "VaultPostgres", "VaultCore", "VaultCrypto", "VaultTesting", "TestSupport", "VaultClient", "VaultSession",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
