@@ -92,17 +92,17 @@ extension FleetDatabase {
     }
 }
 
-/// Fails, instead of hanging the suite, when `operation` has not finished after 60 s.
-func hangGuard<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+/// Fails, instead of hanging the suite, when `operation` has not finished after `seconds`.
+func hangGuard<T: Sendable>(seconds: Int = 60, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await operation() }
         group.addTask {
-            try await Task.sleep(for: .seconds(60))
+            try await Task.sleep(for: .seconds(seconds))
             return nil
         }
         defer { group.cancelAll() }
         guard let first = try await group.next(), let result = first else {
-            throw HarnessError("not finished after 60 s")
+            throw HarnessError("not finished after \(seconds) s")
         }
         return result
     }

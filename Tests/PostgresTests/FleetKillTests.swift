@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+import TestSupport
+import VaultClient
+import VaultCore
+import VaultSession
+
+extension PostgresSuite {
+    /// Issue 22's kill -9 scenario, reduced: the daemon holding a login's refresh lease dies after
+    /// the provider has rotated the refresh token but before the answer reached it. Another daemon
+    /// takes over once the lease has run out (on the database's clock) and makes the one retry with
+    /// the same refresh token: the login ends refreshed or `reauthRequired(rotationInDoubt)`, never
+    /// with more than one extra provider call.
+    @Suite struct FleetKillTests {
+        @Test func aLoginWhoseRefreshingDaemonWasKilledIsRecoveredByTheOneRetryOrEndsInDoubt() async throws {
+            let fleet = try FleetDaemons(count: 2, database: try FleetDatabase.fresh())
+            defer { fleet.stopAll() }
+            let provider = try OAuthTestProvider()
+            let key = FleetDaemonTests.key
+            _ = try await FleetDaemonTests.signIn(fleet.sessions(0), provider)
+            fleet.clock.advance(by: 3600)
+
+            // The provider rotates the refresh token, then holds its answer.
+            try await provider.delay(seconds: 120)
+            let holder = Task { try? await fleet.sessions(0).autoLogin(key) }
+            try await hangGuard {
+                while try await provider.refreshResponses(200) < 1 { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            fleet.hosts[0].killDaemon()
+            _ = await holder.value
+            try await provider.delay(seconds: 0)
+
+            // The dead daemon's lease runs out on the database's clock (30 s); B waits for it, then retries once.
+            let result = try await hangGuard(seconds: 120) { try await fleet.sessions(1).autoLogin(key) }
+            switch result {
+            case .refreshed, .valid: break
+            case .reauthRequired(let reason): #expect(reason == .rotationInDoubt, "\(result)")
+            default: Issue.record("the login was neither recovered nor flagged rotationInDoubt: \(result)")
+            }
+            print("fleet kill -9: the other daemon answered \(result.outcome) after \(try await provider.refreshRequests()) refresh requests")
+            #expect(try await provider.refreshRequests() <= 2, "more than one extra provider call")
+            #expect(try await provider.refreshRequests() == 2, "the one retry was not made")
+        }
+    }
+}
