@@ -29,6 +29,26 @@ extension PostgresSuite {
             #expect(status.locked == false)
         }
 
+        /// Every host needs the fleet's one key file: without it, or with another, a daemon refuses to
+        /// start and says what to do (no `sortedvault init`).
+        @Test func aDaemonWithoutTheFleetsKeyFileRefusesToStartSayingWhatItNeeds() async throws {
+            let fleet = try FleetDaemons(count: 2, database: try FleetDatabase.fresh(), start: false)
+            defer { fleet.stopAll() }
+            try fleet.start(0)   // creates the fleet's keys under fleet.keyFile
+            let otherKey = fleet.hosts[1].root + "/other.key"
+            let settings = fleet.hosts[1].configDir + "/policy/settings.toml"
+            try fleet.settingsText.replacingOccurrences(of: fleet.keyFile, with: otherKey)
+                .write(toFile: settings, atomically: false, encoding: .utf8)
+
+            let missing = "\(try #require(throws: HarnessError.self) { try fleet.start(1) })"
+            #expect(missing.contains("[postgresql] key_file") && missing.contains("needs no `sortedvault init`"), "\(missing)")
+
+            #expect(FileManager.default.createFile(atPath: otherKey, contents: Data((0..<32).map { _ in UInt8.random(in: 0...255) }),
+                                                   attributes: [.posixPermissions: 0o600]))
+            let wrong = "\(try #require(throws: HarnessError.self) { try fleet.start(1) })"
+            #expect(wrong.contains("every host of a fleet needs the same key file"), "\(wrong)")
+        }
+
         @Test func lockingAFleetDaemonIsRefusedNamingTheBackend() async throws {
             let fleet = try FleetDaemons(count: 1, database: try FleetDatabase.fresh())
             defer { fleet.stopAll() }
