@@ -25,6 +25,8 @@ final class VaultService: VarlinkInterface {
     private let immediateReads: EncryptedVault?
     /// Where the logins (and sortedvault's other own records) live: the vault, or the fleet's database.
     private var ownRecords: any TokenStore { vault ?? items }
+    /// The items are kept apart from the logins (in the desktop keyring), so they are listed on their own.
+    private var itemsApart: Bool { vault != nil && immediateReads == nil }
     let access: AccessControl
     private let throttle: UnlockThrottle
     let activity: ActivityClock
@@ -177,7 +179,7 @@ final class VaultService: VarlinkInterface {
                 services.insert(item.service)
             }
         }
-        if vault != nil, immediateReads == nil {
+        if itemsApart {
             for item in try await items.list(service: nil) { services.insert(item.service) }
         }
         var names: [String: String] = [:]
