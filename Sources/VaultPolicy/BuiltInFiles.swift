@@ -25,7 +25,7 @@ enum BuiltInFiles {
     max_connections_per_process = 32      # one process (pid) may hold this many connections
     max_connections_per_executable = 56   # all processes of one executable together may hold this many
     # reserved_connections_for_new_processes = 8    # the last slots of a uid, only for processes holding none yet; default: an eighth of max_connections_per_uid
-    backend = "embedded"             # where items live: "embedded" (sortedvault's encrypted store) or "secret-service" (the desktop keyring)
+    backend = "embedded"             # where items live: "embedded" (sortedvault's encrypted store), "secret-service" (the desktop keyring), or "postgresql" (fleet mode, with a [postgresql] table: docs/fleet.md)
     [session]
     min_valid_seconds = 60           # auto-login returns a cached access token only if it stays valid this long
     proactive_refresh_seconds = 60   # the daemon refreshes logins this long before min_valid is crossed; 0 = only on request
