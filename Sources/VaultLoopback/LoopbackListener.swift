@@ -13,7 +13,7 @@ import Glibc
 /// let listener = try LoopbackListener(port: 0, path: nil)
 /// defer { listener.close() }
 /// // BeginLogin with listener.redirectURI, then:
-/// let request = try listener.next(until: deadline)   // one request; answer it with listener.reply
+/// let request = listener.next(until: deadline, wake: interruptPipe)   // one request; answer it with reply
 /// ```
 ///
 /// Parsing is bounded and simple on purpose: one request per connection (`Connection: close`),
@@ -21,20 +21,20 @@ import Glibc
 /// path; anything else is answered 404/405 and dropped. Replies echo nothing from the request and
 /// tell the browser not to keep them (`Cache-Control: no-store`) or send them on (`Referrer-Policy:
 /// no-referrer`): the address bar held the code.
-final class LoopbackListener {
-    static let maximumHeadBytes = 8 * 1024
-    static let readTimeoutSeconds = 5
+public final class LoopbackListener: @unchecked Sendable {
+    public static let maximumHeadBytes = 8 * 1024
+    public static let readTimeoutSeconds = 5
 
-    let port: UInt16
-    let path: String
+    public let port: UInt16
+    public let path: String
     private var socket: Int32
 
-    var redirectURI: String { "http://127.0.0.1:\(port)\(path)" }
+    public var redirectURI: String { "http://127.0.0.1:\(port)\(path)" }
 
     /// - Parameters:
     ///   - port: 0 for an ephemeral port.
     ///   - path: nil for a random one (`/` and 32 hex digits).
-    init(port: UInt16, path: String?) throws {
+    public init(port: UInt16, path: String?) throws {
         self.path = path ?? "/" + SecureRandom.bytes(count: 16).map { String(format: "%02x", $0) }.joined()
         let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw VaultError(.unavailable, "cannot open a socket for the sign-in's listener: \(String(cString: strerror(errno)))") }
@@ -60,21 +60,22 @@ final class LoopbackListener {
 
     deinit { close() }
 
-    func close() {
+    public func close() {
         if socket >= 0 { Glibc.close(socket) }
         socket = -1
     }
 
     /// A request at the sign-in's path: its connection (to answer) and its query, in secure memory.
-    struct Callback {
-        let connection: Int32
-        let query: SecureBytes
+    public struct Callback: Sendable {
+        public let connection: Int32
+        public let query: SecureBytes
     }
 
-    /// Waits for the next request at the sign-in's path, answering every other request itself.
-    func next(until deadline: ContinuousClock.Instant) -> Result<Callback, InterruptWatch.WaitResult> {
+    /// Waits for the next request at the sign-in's path, answering every other request itself;
+    /// `wake` (readable) ends the wait early with `.interrupted`. It blocks its thread.
+    public func next(until deadline: ContinuousClock.Instant, wake: Int32) -> Result<Callback, ReadableWait.Result> {
         while true {
-            switch InterruptWatch.wait(for: socket, until: deadline) {
+            switch ReadableWait.wait(for: socket, wake: wake, until: deadline) {
             case .ready: break
             case let other: return .failure(other)
             }
@@ -137,7 +138,7 @@ final class LoopbackListener {
     }
 
     /// Answers and closes: a fixed page, nothing from the request in it.
-    static func reply(_ connection: Int32, status: String, page: String) {
+    public static func reply(_ connection: Int32, status: String, page: String) {
         let body = "<!doctype html><meta charset=\"utf-8\"><title>sortedvault</title><p>\(page)</p>\n"
         let head = "HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n"
             + "Cache-Control: no-store\r\nReferrer-Policy: no-referrer\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n"
