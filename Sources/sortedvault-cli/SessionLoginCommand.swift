@@ -5,6 +5,7 @@ import CLIOptions
 import VaultClient
 import VaultCore
 import VaultCrypto
+import VaultLoopback
 import VaultSession
 
 #if canImport(Glibc)
@@ -99,11 +100,16 @@ struct SessionLogin: ReportingCommand {
         }
     }
 
+    private func request(_ settings: ProviderSettings, flow: SignInFlow, redirectURI: String) throws -> SignInRequest {
+        guard let redirect = URL(string: redirectURI) else { throw VaultError.invalidArgument("--redirect-uri is not a URL") }
+        return SignInRequest(service: service, account: account, settings: settings, flow: flow, redirectURI: redirect, scopes: scopes,
+                             lifetime: TimeInterval(timeout))
+    }
+
     private func begin(_ client: SessionClient, _ settings: ProviderSettings, flow: SignInFlow,
-                       redirectURI: String) async throws -> SessionClient.LoginStart {
-        let start = try await client.beginLogin(service: service, account: account, provider: settings, flow: flow,
-                                                redirectURI: redirectURI, scopes: scopes, timeoutSeconds: timeout)
-        Self.note("Open this URL in a browser to sign in:\n\n  \(start.authorizationURL)\n\n")
+                       redirectURI: String) async throws -> SignInStart {
+        let start = try await client.beginSignIn(try request(settings, flow: flow, redirectURI: redirectURI))
+        Self.note("Open this URL in a browser to sign in:\n\n  \(start.authorizationURL.absoluteString)\n\n")
         return start
     }
 
@@ -112,16 +118,16 @@ struct SessionLogin: ReportingCommand {
         let listener = try LoopbackListener(port: listenPort, path: path)
         defer { listener.close() }
         let start = try await begin(client, settings, flow: .browser, redirectURI: redirectUri ?? listener.redirectURI)
-        Self.openInBrowser(start.authorizationURL)
+        SystemBrowser.open(start.authorizationURL.absoluteString)
         Self.note("Waiting for the browser at \(listener.redirectURI) (at most \(timeout) s; Ctrl-C to stop)…\n")
         while true {
-            switch listener.next(until: deadline) {
+            switch listener.next(until: deadline, wake: InterruptWatch.readEnd) {
             case .failure(let why):
                 listener.close()
                 try await end(client, start, why)
             case .success(let callback):
                 do {
-                    let (signedIn, _) = try await client.completeLogin(start.flowID, callbackQuery: callback.query)
+                    let signedIn = try await client.completeSignIn(start.flowID, callbackQuery: callback.query).key.account
                     LoopbackListener.reply(callback.connection, status: "200 OK", page: "Signed in. You can close this tab and return to the terminal.")
                     listener.close()
                     print("signed in: \(service) \(signedIn)")
@@ -176,10 +182,9 @@ struct SessionLogin: ReportingCommand {
     /// endpoint, the setting turns it off, unauthorized_client), the paste flow runs.
     private func device(_ client: SessionClient, waiter: SessionClient, _ settings: ProviderSettings,
                         _ deadline: ContinuousClock.Instant, orPaste: Bool = false) async throws {
-        let start: SessionClient.LoginStart
+        let start: SignInStart
         do {
-            start = try await client.beginLogin(service: service, account: account, provider: settings, flow: .device,
-                                                redirectURI: Self.pasteRedirect, scopes: scopes, timeoutSeconds: timeout)
+            start = try await client.beginSignIn(try request(settings, flow: .device, redirectURI: Self.pasteRedirect))
         } catch let error as VaultError where orPaste && [.invalidArgument, .permissionDenied, .providerRejected].contains(error.code) {
             Self.note("sortedvault: no device sign-in (\(error.reason)); signing in by pasting instead\n")
             return try await paste(client, settings, deadline)
@@ -198,7 +203,7 @@ struct SessionLogin: ReportingCommand {
         let completion = Task {
             let result: Result<String, any Error>
             do {
-                result = .success(try await waiter.completeLogin(start.flowID, callbackQuery: SecureBytes(copying: [UInt8]())).account)
+                result = .success(try await waiter.completeSignIn(start.flowID, callbackQuery: SecureBytes(copying: [UInt8]())).key.account)
             } catch {
                 result = .failure(error)
             }
@@ -234,7 +239,7 @@ struct SessionLogin: ReportingCommand {
             }
             guard line.count > 0 else { continue }
             do {
-                let (signedIn, _) = try await client.completeLogin(start.flowID, callbackQuery: Self.query(of: line))
+                let signedIn = try await client.completeSignIn(start.flowID, callbackQuery: Self.query(of: line)).key.account
                 print("signed in: \(service) \(signedIn)")
                 return
             } catch let error as VaultError where error.code == .callbackMismatch {
@@ -246,9 +251,9 @@ struct SessionLogin: ReportingCommand {
     }
 
     /// Ends a wait that brought no answer: the daemon's flow is cancelled; Ctrl-C exits 130.
-    private func end(_ client: SessionClient, _ start: SessionClient.LoginStart, _ why: InterruptWatch.WaitResult,
+    private func end(_ client: SessionClient, _ start: SignInStart, _ why: InterruptWatch.WaitResult,
                      what: String? = nil) async throws -> Never {
-        _ = try? await client.cancelLogin(start.flowID)
+        _ = try? await client.cancelSignIn(start.flowID)
         if why == .interrupted {
             StandardStreams.reportError("interrupted; the sign-in was cancelled, nothing was stored")
             throw ExitCode(InterruptWatch.exitStatus)
@@ -313,18 +318,5 @@ struct SessionLogin: ReportingCommand {
     /// A line for the user on standard error (the URL is not a secret: the verifier stays in the daemon).
     static func note(_ text: String) {
         Array(text.utf8).withUnsafeBytes { StandardStreams.writeAll(2, $0) }
-    }
-
-    /// `xdg-open URL`, not waited for; a missing xdg-open is fine: the URL is printed anyway.
-    static func openInBrowser(_ url: String) {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd in [Int32(0), 1, 2] { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
-        let words: [String] = ["xdg-open", url]
-        let argv = words.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        _ = posix_spawnp(&pid, "xdg-open", &actions, nil, argv, environ)
     }
 }

@@ -69,11 +69,12 @@ extension DaemonSuite {
 
             // The code replayed into a new sign-in of the same user: refused, the stored login unchanged.
             let before = try await world.sessions.status(try ItemKey(service: world.service, account: world.provider.userSubject))
-            let again = try await world.sessions.beginLogin(service: world.service, account: nil, provider: .init(kind: .oidc, clientID: "sorted-cli", issuer: world.provider.issuer),
-                                                            flow: .browser, redirectURI: redirect.string!, scopes: ["read"])
-            let newState = try #require(SignInWorld.parameter("state", of: URL(string: again.authorizationURL)!))
+            let again = try await world.sessions.beginSignIn(SignInRequest(
+                service: world.service, account: nil, settings: .init(kind: .oidc, clientID: "sorted-cli", issuer: world.provider.issuer),
+                flow: .browser, redirectURI: try #require(redirect.url), scopes: ["read"]))
+            let newState = try #require(SignInWorld.parameter("state", of: again.authorizationURL))
             await #expect(throws: VaultError.self) {
-                _ = try await world.sessions.completeLogin(again.flowID, callbackQuery: SecureBytes(copying: Array("code=\(code)&state=\(newState)".utf8)))
+                _ = try await world.sessions.completeSignIn(again.flowID, callbackQuery: SecureBytes(copying: Array("code=\(code)&state=\(newState)".utf8)))
             }
             let after = try await world.sessions.status(try ItemKey(service: world.service, account: world.provider.userSubject))
             #expect(after.signedInAt == before.signedInAt && after.issuedAt == before.issuedAt)
