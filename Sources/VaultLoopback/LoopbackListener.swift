@@ -6,8 +6,8 @@ import VaultCrypto
 import Glibc
 #endif
 
-/// The browser sign-in's receiver: an HTTP/1.1 listener on 127.0.0.1 only (never every
-/// interface), on an ephemeral port unless told, answering only at one random path (RFC 8252 §7.3).
+/// The browser sign-in's receiver: an HTTP/1.1 listener on 127.0.0.1 only (and ::1 for a
+/// `localhost` redirect; never every interface), on an ephemeral port unless told, answering only at one random path (RFC 8252 §7.3).
 ///
 /// ```swift
 /// let listener = try LoopbackListener(port: 0, path: nil)
@@ -27,42 +27,71 @@ public final class LoopbackListener: @unchecked Sendable {
 
     public let port: UInt16
     public let path: String
-    private var socket: Int32
+    /// The host of ``redirectURI``: `127.0.0.1`, or `localhost` (listening on ::1 too).
+    public let host: String
+    private var sockets: [Int32]
 
-    public var redirectURI: String { "http://127.0.0.1:\(port)\(path)" }
+    public var redirectURI: String { "http://\(host):\(port)\(path)" }
 
     /// - Parameters:
     ///   - port: 0 for an ephemeral port.
     ///   - path: nil for a random one (`/` and 32 hex digits).
-    public init(port: UInt16, path: String?) throws {
+    ///   - localhost: listen on ::1 as well, on the same port, for a redirect URI naming `localhost`
+    ///     (a browser may resolve it to ::1 first and never try 127.0.0.1). A host with no IPv6
+    ///     loopback gets 127.0.0.1 alone, which is where the name then leads.
+    public init(port: UInt16, path: String?, localhost: Bool = false) throws {
         self.path = path ?? "/" + SecureRandom.bytes(count: 16).map { String(format: "%02x", $0) }.joined()
-        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw VaultError(.unavailable, "cannot open a socket for the sign-in's listener: \(String(cString: strerror(errno)))") }
+        host = localhost ? "localhost" : "127.0.0.1"
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian  // 127.0.0.1, never INADDR_ANY
+        let ipv4 = try Self.listening(on: &address, "127.0.0.1", port)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(ipv4, $0, &length) }
+        }
+        self.port = UInt16(bigEndian: address.sin_port)
+        sockets = [ipv4]
+        guard localhost else { return }
+        var address6 = sockaddr_in6()
+        address6.sin6_family = sa_family_t(AF_INET6)
+        address6.sin6_port = self.port.bigEndian
+        address6.sin6_addr = in6addr_loopback  // ::1, never in6addr_any
+        do {
+            sockets.append(try Self.listening(on: &address6, "[::1]", self.port))
+        } catch let error as VaultError where error.reason.contains(String(cString: strerror(EADDRNOTAVAIL)))
+                                              || error.reason.contains(String(cString: strerror(EAFNOSUPPORT))) {
+            // No IPv6 loopback on this host: localhost can only be 127.0.0.1 here.
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    /// A stream socket bound to `address` (IPv6: that address only, not its IPv4 twin) and listening.
+    private static func listening<Address>(on address: inout Address, _ name: String, _ port: UInt16) throws -> Int32 {
+        let family = Int32(withUnsafeBytes(of: address) { $0.load(as: sa_family_t.self) })
+        let fd = Glibc.socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw VaultError(.unavailable, "cannot open a socket for the sign-in's listener: \(String(cString: strerror(errno)))") }
+        var one: Int32 = 1
+        if family == AF_INET6 { setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size)) }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<Address>.size)) }
         }
         guard bound == 0, listen(fd, 16) == 0 else {
             let reason = String(cString: strerror(errno))
             Glibc.close(fd)
-            throw VaultError(.unavailable, "cannot listen on 127.0.0.1:\(port) for the sign-in (\(reason)): choose another --port, or omit it")
+            throw VaultError(.unavailable, "cannot listen on \(name):\(port) for the sign-in (\(reason)): choose another --port, or omit it")
         }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        self.port = UInt16(bigEndian: address.sin_port)
-        socket = fd
+        return fd
     }
 
     deinit { close() }
 
     public func close() {
-        if socket >= 0 { Glibc.close(socket) }
-        socket = -1
+        for socket in sockets { Glibc.close(socket) }
+        sockets = []
     }
 
     /// A request at the sign-in's path: its connection (to answer) and its query, in secure memory.
@@ -75,8 +104,9 @@ public final class LoopbackListener: @unchecked Sendable {
     /// `wake` (readable) ends the wait early with `.interrupted`. It blocks its thread.
     public func next(until deadline: ContinuousClock.Instant, wake: Int32) -> Result<Callback, ReadableWait.Result> {
         while true {
-            switch ReadableWait.wait(for: socket, wake: wake, until: deadline) {
-            case .ready: break
+            let socket: Int32
+            switch ReadableWait.wait(for: sockets, wake: wake, until: deadline) {
+            case .ready(let fd): socket = fd
             case let other: return .failure(other)
             }
             let connection = accept(socket, nil, nil)

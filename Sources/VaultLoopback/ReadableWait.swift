@@ -15,20 +15,30 @@ import Glibc
 ///
 /// It blocks its thread: never call it on Swift concurrency's shared threads.
 public enum ReadableWait {
-    public enum Result: Error, Sendable { case ready, interrupted, timedOut }
+    public enum Result: Error, Sendable, Equatable {
+        /// The descriptor (one of those waited for) that is readable.
+        case ready(Int32)
+        case interrupted, timedOut
+    }
 
     /// Waits until `fd` is readable (`.ready`), `wake` is readable (`.interrupted`; -1: nothing
     /// wakes it) or `deadline` passed (`.timedOut`). A readable `wake` wins over a ready `fd`.
     public static func wait(for fd: Int32, wake: Int32, until deadline: ContinuousClock.Instant) -> Result {
+        wait(for: [fd], wake: wake, until: deadline)
+    }
+
+    /// ``wait(for:wake:until:)`` for the first of several descriptors to become readable.
+    public static func wait(for fds: [Int32], wake: Int32, until deadline: ContinuousClock.Instant) -> Result {
         while true {
             let left = ContinuousClock.now.duration(to: deadline)
             if left <= .zero { return .timedOut }
             let milliseconds = Int32(min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1, 60_000))
-            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&fds, nfds_t(wake >= 0 ? 2 : 1), milliseconds)
+            var polled = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)] + fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            let ready = poll(&polled, nfds_t(polled.count), milliseconds)
             if ready < 0 && errno != EINTR { return .timedOut }
-            if wake >= 0 && fds[1].revents != 0 { return .interrupted }
-            if ready > 0 && fds[0].revents != 0 { return .ready }
+            if ready <= 0 { continue }
+            if polled[0].revents != 0 { return .interrupted }
+            if let readable = polled.dropFirst().first(where: { $0.revents != 0 }) { return .ready(readable.fd) }
         }
     }
 }

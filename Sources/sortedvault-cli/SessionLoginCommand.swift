@@ -24,8 +24,8 @@ struct SessionLogin: ReportingCommand {
             them: the code the browser brings back is useless without them. The URL to open is always \
             printed on standard error.
 
-            --flow browser: listens on 127.0.0.1 (an ephemeral port and a random path unless --port or \
-            --redirect-uri say otherwise) and opens the URL with xdg-open. --flow paste: prints the URL \
+            --flow browser: listens on 127.0.0.1 (and ::1 for a --redirect-uri naming localhost; an \
+            ephemeral port and a random path unless --port or --redirect-uri say otherwise) and opens the URL with xdg-open. --flow paste: prints the URL \
             and reads the address the browser ended on (maybe on another machine) from standard input. \
             --flow device (RFC 8628): prints a code and the page where to enter it (on any device); the \
             daemon polls the provider until the sign-in is approved, denied or expired. --flow auto \
@@ -51,7 +51,7 @@ struct SessionLogin: ReportingCommand {
     @Option(name: .customLong("scope"), help: "A scope to ask for (repeat for several); oidc adds openid.") var scopes: [String] = []
     @Option(help: "Give up after this many seconds (default 300).") var timeout: Int = 300
     @Option(help: "browser: listen on this port of 127.0.0.1 (for a provider that registers an exact URI, or ssh -L).") var port: UInt16?
-    @Option(help: "The redirect URI the provider has registered; browser: http://127.0.0.1:PORT/PATH to listen on.") var redirectUri: String?
+    @Option(help: "The redirect URI the provider has registered; browser: http://127.0.0.1:PORT/PATH or http://localhost:PORT/PATH to listen on.") var redirectUri: String?
     @Option(help: "password: read the password (first line) from this file descriptor instead of asking on the terminal.") var passwordFd: Int32?
     @Flag(help: "password: create the account first (Firebase accounts:signUp, Supabase signup).") var create = false
 
@@ -114,8 +114,8 @@ struct SessionLogin: ReportingCommand {
     }
 
     private func browser(_ client: SessionClient, _ settings: ProviderSettings, _ deadline: ContinuousClock.Instant) async throws {
-        let (listenPort, path) = try listenAddress()
-        let listener = try LoopbackListener(port: listenPort, path: path)
+        let (listenPort, path, localhost) = try listenAddress()
+        let listener = try LoopbackListener(port: listenPort, path: path, localhost: localhost)
         defer { listener.close() }
         let start = try await begin(client, settings, flow: .browser, redirectURI: redirectUri ?? listener.redirectURI)
         SystemBrowser.open(start.authorizationURL.absoluteString)
@@ -262,18 +262,19 @@ struct SessionLogin: ReportingCommand {
                    .reauthRequired)
     }
 
-    /// The port and path to listen on, from --port and --redirect-uri.
-    private func listenAddress() throws -> (UInt16, String?) {
-        guard let redirectUri else { return (port ?? 0, nil) }
+    /// The port and path to listen on, from --port and --redirect-uri, and whether the URI names
+    /// `localhost` (then ::1 is listened on too).
+    private func listenAddress() throws -> (UInt16, String?, Bool) {
+        guard let redirectUri else { return (port ?? 0, nil, false) }
         guard let components = URLComponents(string: redirectUri), components.scheme == "http",
               components.host == "127.0.0.1" || components.host == "localhost", components.fragment == nil, components.query == nil else {
-            throw VaultError.invalidArgument("--redirect-uri for the browser flow must be http://127.0.0.1:PORT/PATH (the listener binds 127.0.0.1 only)")
+            throw VaultError.invalidArgument("--redirect-uri for the browser flow must be http://127.0.0.1:PORT/PATH or http://localhost:PORT/PATH (the listener binds the loopback addresses only)")
         }
         guard let uriPort = components.port.map(UInt16.init(clamping:)) ?? port else {
             throw VaultError.invalidArgument("--redirect-uri must name its port (or give --port)")
         }
         if let port, port != uriPort { throw VaultError.invalidArgument("--port and the port of --redirect-uri differ") }
-        return (uriPort, components.path.isEmpty ? "/" : components.path)
+        return (uriPort, components.path.isEmpty ? "/" : components.path, components.host == "localhost")
     }
 
     /// A failed completion as the user should read it: declined or refused → exit 8 (sign in again).

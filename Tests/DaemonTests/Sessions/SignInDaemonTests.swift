@@ -80,6 +80,29 @@ extension DaemonSuite {
             #expect(after.signedInAt == before.signedInAt && after.issuedAt == before.issuedAt)
         }
 
+        @Test(.enabled(if: SignInWorld.portFreeOnBothLoopbacks() != nil, "this host has no IPv6 loopback (::1) to listen on"))
+        func aLocalhostRedirectIsAnsweredOnBoth127001AndIPv6Loopback() async throws {
+            let world = try SignInWorld()
+            let port = try #require(SignInWorld.portFreeOnBothLoopbacks())
+            let login = try world.login(["--flow", "browser", "--redirect-uri", "http://localhost:\(port)/cb"])
+            let url = try world.printedURL(login)
+            #expect(SignInWorld.parameter("redirect_uri", of: url) == "http://localhost:\(port)/cb")
+            let state = try #require(SignInWorld.parameter("state", of: url))
+            _ = try login.waitForStandardError { $0.contains("Waiting for the browser") }
+            #expect(SignInWorld.listeners(on: port).sorted() == ["0100007F", "v6:00000000000000000000000001000000"],
+                    "127.0.0.1 and ::1, never a wildcard address")
+
+            // A GET to [::1] reaches the flow: another state is checked by the daemon and ignored, and the wait goes on.
+            let forged = try SignInWorld.get(port: port, "/cb?code=forged&state=not-\(state)", ipv6: true)
+            #expect(forged.status == "HTTP/1.1 400 Bad Request" && forged.response.contains("not for the sign-in under way"), "\(forged.response)")
+            #expect(try SignInWorld.get(port: port, "/elsewhere", ipv6: true).status == "HTTP/1.1 404 Not Found")
+
+            let page = try world.browse(url)
+            #expect(page.body.contains("Signed in"), "\(page)")
+            #expect(login.wait() == 0, "\(login.standardError)")
+            #expect(SignInWorld.listeners(on: port).isEmpty, "both are closed after the flow")
+        }
+
         @Test func anIDTokenWithAnotherNonceIsRefusedAndNothingIsStored() async throws {
             let world = try SignInWorld()
             try await world.provider.control("/test/nonce", ["mode": "other"])
