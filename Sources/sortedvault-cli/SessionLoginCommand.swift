@@ -45,7 +45,7 @@ struct SessionLogin: ReportingCommand {
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The app's service, e.g. com.sorted.api.") var service: String
-    @Argument(help: "The account to store the login under; oidc: the verified user id when omitted.") var account: String?
+    @Argument(help: "The account to store the login under; when omitted, the verified user (oidc: its subject; supabase: its verified e-mail).") var account: String?
     @OptionGroup var providerOptions: ProviderOptions
     @Option(help: "How the sign-in comes back: auto (default), browser, paste, device or password.") var flow: String = "auto"
     @Option(name: .customLong("scope"), help: "A scope to ask for (repeat for several); oidc adds openid.") var scopes: [String] = []
