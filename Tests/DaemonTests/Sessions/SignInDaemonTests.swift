@@ -138,6 +138,29 @@ extension DaemonSuite {
             #expect(try world.cli.run(["session", "status", world.service, "1"]).text.contains("state: valid"))
         }
 
+        /// `--flow paste` in a real terminal (a tmux pane): the URL is shown, the address the browser
+        /// ended on is typed back; another sign-in's address is refused and the prompt comes again.
+        @Test func thePasteFlowReadsTheAddressTypedIntoATerminal() async throws {
+            let world = try SignInWorld()
+            let terminal = try TmuxTerminal(
+                [CLIHarness.executable, "session", "login", world.service, "--flow", "paste"] + world.providerArguments
+                    + ["--scope", "read", "--timeout", "120", "--no-autostart"],
+                environment: world.environment(), directory: world.cli.root)
+            let screen = try terminal.waitForScreen { $0.contains("paste the address") }
+            let line = try #require(screen.split(separator: "\n").first { $0.hasPrefix("  http") })
+            let url = try #require(URL(string: line.trimmingCharacters(in: .whitespaces)))
+            #expect(SignInWorld.parameter("redirect_uri", of: url) == "http://127.0.0.1/sortedvault/paste")
+            let page = try world.browse(url)
+            try terminal.type("http://127.0.0.1/sortedvault/paste?code=forged&state=forged")
+            _ = try terminal.waitForScreen { $0.contains("not this sign-in's answer") }
+            try terminal.type(page.finalURL)
+            let exit = try terminal.exitStatus()
+            let shown = try terminal.screen()
+            #expect(exit == 0, "\(shown)")
+            #expect(shown.contains("signed in: com.sorted.api \(world.provider.userSubject)"), "\(shown)")
+            #expect(try world.cli.run(["session", "status", world.service, world.provider.userSubject]).text.contains("state: valid"))
+        }
+
         @Test func withoutADisplayOverSSHAutoPicksTheDeviceFlowTheIssuerOffersAndPrintsTheCodeAndPage() throws {
             let world = try SignInWorld()
             let login = try world.login(["--flow", "auto"],
