@@ -1,10 +1,5 @@
 import Foundation
-import Synchronization
 import VaultLoopback
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 extension VaultLogin {
     /// Signs the user in through the vault and stores the login under this service and account: the
@@ -43,19 +38,20 @@ extension VaultLogin {
             let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
             return try await cancellingOnError(start) {
                 show(start.authorizationURL)
-                while true {
-                    let callback = try await Self.next(listener, until: deadline, timeout: timeout)
-                    do {
-                        let result = try await sessions.completeSignIn(start.flowID, callbackQuery: callback.query)
-                        LoopbackListener.reply(callback.connection, status: "200 OK", page: "Signed in. You can close this tab.")
-                        return result.status
-                    } catch let error as VaultError where error.code == .callbackMismatch {
-                        // Not this sign-in's answer (a stale tab, a forgery): ignored, the wait goes on.
-                        LoopbackListener.reply(callback.connection, status: "400 Bad Request", page: "This answer is not for the sign-in under way; it was ignored.")
-                    } catch {
-                        LoopbackListener.reply(callback.connection, status: "400 Bad Request", page: "The sign-in did not complete; the app says why.")
-                        throw error
+                let wake = try WakePipe()
+                defer { wake.close() }
+                let outcome = try await withTaskCancellationHandler {
+                    try await listener.serve(until: deadline, wake: wake.readEnd, shownIn: "the app") {
+                        try await sessions.completeSignIn(start.flowID, callbackQuery: $0)
                     }
+                } onCancel: {
+                    wake.wake()
+                }
+                switch outcome {
+                case .success(let result): return result.status
+                case .failure(.interrupted): throw CancellationError()
+                case .failure:
+                    throw VaultError(.unavailable, "no answer came from the browser within \(Int(timeout)) s; the sign-in was cancelled, nothing was stored: sign in again")
                 }
             }
         }
@@ -81,59 +77,5 @@ extension VaultLogin {
             throw VaultError.invalidArgument("the opener returned a URL that is not at the redirect URI; return the URL the provider redirected to")
         }
         return SecureBytes(copying: Array((got.percentEncodedQuery ?? "").utf8))
-    }
-
-    /// The receiver's next answer at its path, waited for on a thread of its own (the wait blocks);
-    /// cancelling the task wakes it.
-    static func next(_ listener: LoopbackListener, until deadline: ContinuousClock.Instant,
-                     timeout: TimeInterval) async throws -> LoopbackListener.Callback {
-        let wake = try WakePipe()
-        defer { wake.close() }
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<LoopbackListener.Callback, ReadableWait.Result>, Never>) in
-                let thread = Thread { continuation.resume(returning: listener.next(until: deadline, wake: wake.readEnd)) }
-                thread.start()
-            }
-        } onCancel: {
-            wake.wake()
-        }
-        switch result {
-        case .success(let callback): return callback
-        case .failure(.interrupted): throw CancellationError()
-        case .failure:
-            throw VaultError(.unavailable, "no answer came from the browser within \(Int(timeout)) s; the sign-in was cancelled, nothing was stored: sign in again")
-        }
-    }
-}
-
-/// A pipe whose read end becomes readable once ``wake()`` is called, from any thread, until closed.
-final class WakePipe: Sendable {
-    let readEnd: Int32
-    private let writeEnd: Mutex<Int32>
-
-    init() throws {
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else {
-            throw VaultError(.unavailable, "no pipe for the sign-in's wait: \(String(cString: strerror(errno)))")
-        }
-        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        readEnd = fds[0]
-        writeEnd = Mutex(fds[1])
-    }
-
-    func wake() {
-        writeEnd.withLock { fd in
-            var byte: UInt8 = 1
-            if fd >= 0 { _ = write(fd, &byte, 1) }
-        }
-    }
-
-    /// Closes both ends; call it once the waiting thread has returned.
-    func close() {
-        writeEnd.withLock { fd in
-            if fd >= 0 { Glibc.close(fd) }
-            fd = -1
-        }
-        Glibc.close(readEnd)
     }
 }

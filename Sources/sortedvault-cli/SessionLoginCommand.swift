@@ -120,27 +120,19 @@ struct SessionLogin: ReportingCommand {
         let start = try await begin(client, settings, flow: .browser, redirectURI: redirectUri ?? listener.redirectURI)
         SystemBrowser.open(start.authorizationURL.absoluteString)
         Self.note("Waiting for the browser at \(listener.redirectURI) (at most \(timeout) s; Ctrl-C to stop)…\n")
-        while true {
-            switch listener.next(until: deadline, wake: InterruptWatch.readEnd) {
-            case .failure(let why):
-                listener.close()
-                try await end(client, start, why)
-            case .success(let callback):
-                do {
-                    let signedIn = try await client.completeSignIn(start.flowID, callbackQuery: callback.query).key.account
-                    LoopbackListener.reply(callback.connection, status: "200 OK", page: "Signed in. You can close this tab and return to the terminal.")
-                    listener.close()
-                    print("signed in: \(service) \(signedIn)")
-                    return
-                } catch let error as VaultError where error.code == .callbackMismatch {
-                    // Not this sign-in's answer (a stale tab, a forgery): ignored, the wait goes on.
-                    LoopbackListener.reply(callback.connection, status: "400 Bad Request", page: "This answer is not for the sign-in under way; it was ignored.")
-                } catch {
-                    LoopbackListener.reply(callback.connection, status: "400 Bad Request", page: "The sign-in did not complete; the terminal says why.")
-                    listener.close()
-                    throw Self.signInFailure(error)
-                }
+        let outcome: Result<String, InterruptWatch.WaitResult>
+        do {
+            outcome = try await listener.serve(until: deadline, wake: InterruptWatch.readEnd, shownIn: "the terminal") {
+                try await client.completeSignIn(start.flowID, callbackQuery: $0).key.account
             }
+        } catch {
+            listener.close()
+            throw Self.signInFailure(error)
+        }
+        listener.close()
+        switch outcome {
+        case .success(let signedIn): print("signed in: \(service) \(signedIn)")
+        case .failure(let why): try await end(client, start, why)
         }
     }
 
