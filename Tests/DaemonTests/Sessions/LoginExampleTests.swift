@@ -14,7 +14,13 @@ extension DaemonSuite {
         /// the `swift test` that runs it.
         static let scratch = CLIHarness.repository + "/.build-examples"
 
-        static func buildExample() throws -> String {
+        /// Built once for the suite's tests, which run in parallel: two SwiftPM builds of one scratch
+        /// directory at once race each other (one was seen to compile without a newly added file).
+        static let built = Result { try build() }
+
+        static func buildExample() throws -> String { try built.get() }
+
+        private static func build() throws -> String {
             let started = ContinuousClock.now
             let (status, out, err) = try Subprocess.run(
                 ["/usr/bin/env", "swift", "build", "--package-path", CLIHarness.repository + "/Examples/LoginExample",
