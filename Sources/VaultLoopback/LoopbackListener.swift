@@ -7,7 +7,8 @@ import Glibc
 #endif
 
 /// The browser sign-in's receiver: an HTTP/1.1 listener on 127.0.0.1 only (and ::1 for a
-/// `localhost` redirect; never every interface), on an ephemeral port unless told, answering only at one random path (RFC 8252 §7.3).
+/// `localhost` redirect; never every interface), on an ephemeral port unless told, answering only
+/// at one random path (RFC 8252 §7.3).
 ///
 /// ```swift
 /// let listener = try LoopbackListener(port: 0, path: nil)
@@ -46,7 +47,7 @@ public final class LoopbackListener: @unchecked Sendable {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian  // 127.0.0.1, never INADDR_ANY
-        let ipv4 = try Self.listening(on: &address, "127.0.0.1", port)
+        let ipv4 = try Self.listening(on: &address).mapError { Self.cannotListen("127.0.0.1", port, $0) }.get()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(ipv4, $0, &length) }
@@ -58,33 +59,39 @@ public final class LoopbackListener: @unchecked Sendable {
         address6.sin6_family = sa_family_t(AF_INET6)
         address6.sin6_port = self.port.bigEndian
         address6.sin6_addr = in6addr_loopback  // ::1, never in6addr_any
-        do {
-            sockets.append(try Self.listening(on: &address6, "[::1]", self.port))
-        } catch let error as VaultError where error.reason.contains(String(cString: strerror(EADDRNOTAVAIL)))
-                                              || error.reason.contains(String(cString: strerror(EAFNOSUPPORT))) {
-            // No IPv6 loopback on this host: localhost can only be 127.0.0.1 here.
-        } catch {
+        switch Self.listening(on: &address6) {
+        case .success(let fd): sockets.append(fd)
+        case .failure(let error) where error.code == EADDRNOTAVAIL || error.code == EAFNOSUPPORT:
+            break  // no IPv6 loopback on this host: localhost can only be 127.0.0.1 here
+        case .failure(let error):
             close()
-            throw error
+            throw Self.cannotListen("[::1]", self.port, error)
         }
     }
 
+    /// Why a socket could not listen: the `errno` of the call that failed.
+    struct SocketError: Error { let code: Int32 }
+
     /// A stream socket bound to `address` (IPv6: that address only, not its IPv4 twin) and listening.
-    private static func listening<Address>(on address: inout Address, _ name: String, _ port: UInt16) throws -> Int32 {
+    private static func listening<Address>(on address: inout Address) -> Result<Int32, SocketError> {
         let family = Int32(withUnsafeBytes(of: address) { $0.load(as: sa_family_t.self) })
         let fd = Glibc.socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw VaultError(.unavailable, "cannot open a socket for the sign-in's listener: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { return .failure(SocketError(code: errno)) }
         var one: Int32 = 1
         if family == AF_INET6 { setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size)) }
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<Address>.size)) }
         }
         guard bound == 0, listen(fd, 16) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let code = errno
             Glibc.close(fd)
-            throw VaultError(.unavailable, "cannot listen on \(name):\(port) for the sign-in (\(reason)): choose another --port, or omit it")
+            return .failure(SocketError(code: code))
         }
-        return fd
+        return .success(fd)
+    }
+
+    private static func cannotListen(_ host: String, _ port: UInt16, _ error: SocketError) -> VaultError {
+        VaultError(.unavailable, "cannot listen on \(host):\(port) for the sign-in (\(String(cString: strerror(error.code)))): choose another --port, or omit it")
     }
 
     deinit { close() }
