@@ -211,7 +211,7 @@ let package = Package(
         .testTarget(name: "VaultAPITests", dependencies: ["VaultAPI", "VaultCrypto", "BoundedJSON"]),
         .testTarget(name: "VaultSessionTests", dependencies: ["VaultSession", "VaultCore", "VaultCrypto", "VaultTesting", "BoundedJSON", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "VaultPolicyTests", dependencies: ["VaultPolicy"]),
-        .testTarget(name: "SortedVaultTests", dependencies: ["SortedVault", "VaultTesting"]),
+        .testTarget(name: "SortedVaultTests", dependencies: ["SortedVault", "VaultTesting", "TestSupport"]),
         .testTarget(name: "CredentialHelpersTests", dependencies: ["CredentialHelpers", "VaultCrypto"]),
         .testTarget(
             name: "VaultOIDCTests",

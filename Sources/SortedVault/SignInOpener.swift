@@ -15,7 +15,7 @@ import VaultLoopback
 /// the verifier the vault keeps, but still the user's sign-in).
 public struct SignInOpener: Sendable {
     enum Kind: Sendable {
-        case loopback(port: UInt16, show: @Sendable (URL) -> Void)
+        case loopback(port: UInt16, localhost: Bool, show: @Sendable (URL) -> Void)
         case custom(redirectURI: URL, open: @Sendable (URL, URL) async throws -> URL)
     }
 
@@ -23,10 +23,13 @@ public struct SignInOpener: Sendable {
 
     /// The loopback receiver (RFC 8252 §7.3): listens on 127.0.0.1 only, on `port` (0: an ephemeral
     /// one) at a random path, answers only that path, ignores an answer with another sign-in's state
-    /// and keeps waiting, and closes when the sign-in ends. `show` opens the provider's page:
-    /// `xdg-open` unless given (give one that also prints the URL for a user on another machine).
-    public static func loopback(port: UInt16 = 0, show: @escaping @Sendable (URL) -> Void = SignInOpener.xdgOpen) -> SignInOpener {
-        SignInOpener(kind: .loopback(port: port, show: show))
+    /// and keeps waiting, and closes when the sign-in ends. `localhost`: the redirect URI names
+    /// `localhost` (as some providers register it) and ::1 is listened on too. `show` opens the
+    /// provider's page: `xdg-open` unless given (give one that also prints the URL for a user on
+    /// another machine).
+    public static func loopback(port: UInt16 = 0, localhost: Bool = false,
+                                show: @escaping @Sendable (URL) -> Void = SignInOpener.xdgOpen) -> SignInOpener {
+        SignInOpener(kind: .loopback(port: port, localhost: localhost, show: show))
     }
 
     /// An app's own web view (the shape of supabase-swift's `launchFlow`): `open(authorizationURL,

@@ -30,8 +30,8 @@ extension VaultLogin {
                 try Task.checkCancellation()
                 return try await sessions.completeSignIn(start.flowID, callbackQuery: try Self.query(of: callback, at: redirect)).status
             }
-        case .loopback(let port, let show):
-            let listener = try LoopbackListener(port: port, path: nil)
+        case .loopback(let port, let localhost, let show):
+            let listener = try LoopbackListener(port: port, path: nil, localhost: localhost)
             defer { listener.close() }
             guard let redirect = URL(string: listener.redirectURI) else { throw VaultError(.daemonFailed, "the receiver's address is not a URL") }
             let start = try await sessions.beginSignIn(request(redirect))

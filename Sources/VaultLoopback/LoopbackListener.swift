@@ -43,29 +43,41 @@ public final class LoopbackListener: @unchecked Sendable {
     public init(port: UInt16, path: String?, localhost: Bool = false) throws {
         self.path = path ?? "/" + SecureRandom.bytes(count: 16).map { String(format: "%02x", $0) }.joined()
         host = localhost ? "localhost" : "127.0.0.1"
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian  // 127.0.0.1, never INADDR_ANY
-        let ipv4 = try Self.listening(on: &address).mapError { Self.cannotListen("127.0.0.1", port, $0) }.get()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(ipv4, $0, &length) }
-        }
-        self.port = UInt16(bigEndian: address.sin_port)
-        sockets = [ipv4]
-        guard localhost else { return }
-        var address6 = sockaddr_in6()
-        address6.sin6_family = sa_family_t(AF_INET6)
-        address6.sin6_port = self.port.bigEndian
-        address6.sin6_addr = in6addr_loopback  // ::1, never in6addr_any
-        switch Self.listening(on: &address6) {
-        case .success(let fd): sockets.append(fd)
-        case .failure(let error) where error.code == EADDRNOTAVAIL || error.code == EAFNOSUPPORT:
-            break  // no IPv6 loopback on this host: localhost can only be 127.0.0.1 here
-        case .failure(let error):
-            close()
-            throw Self.cannotListen("[::1]", self.port, error)
+        // An ephemeral port of 127.0.0.1 may be taken on ::1: then another one is tried.
+        var attempt = 0
+        while true {
+            attempt += 1
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian  // 127.0.0.1, never INADDR_ANY
+            let ipv4 = try Self.listening(on: &address).mapError { Self.cannotListen("127.0.0.1", port, $0) }.get()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(ipv4, $0, &length) }
+            }
+            let bound = UInt16(bigEndian: address.sin_port)
+            guard localhost else {
+                (self.port, sockets) = (bound, [ipv4])
+                return
+            }
+            var address6 = sockaddr_in6()
+            address6.sin6_family = sa_family_t(AF_INET6)
+            address6.sin6_port = bound.bigEndian
+            address6.sin6_addr = in6addr_loopback  // ::1, never in6addr_any
+            switch Self.listening(on: &address6) {
+            case .success(let ipv6):
+                (self.port, sockets) = (bound, [ipv4, ipv6])
+                return
+            case .failure(let error) where error.code == EADDRNOTAVAIL || error.code == EAFNOSUPPORT:
+                (self.port, sockets) = (bound, [ipv4])  // no IPv6 loopback on this host: localhost can only be 127.0.0.1
+                return
+            case .failure(let error) where error.code == EADDRINUSE && port == 0 && attempt < 8:
+                Glibc.close(ipv4)
+            case .failure(let error):
+                Glibc.close(ipv4)
+                throw Self.cannotListen("[::1]", bound, error)
+            }
         }
     }
 

@@ -1,10 +1,8 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Synchronization
 import Testing
 import SortedVault
+import TestSupport
 import VaultTesting
 
 /// `VaultLogin.signIn` over an in-process `SessionManager` (a scripted token endpoint, a manual
@@ -120,6 +118,22 @@ import VaultTesting
         await #expect(throws: (any Error).self, "the receiver is closed") { _ = try await Self.get(port: redirect.port!, redirect.path) }
     }
 
+    @Test(.enabled(if: LoopbackHTTP.portFreeOnBothLoopbacks() != nil, "this host has no IPv6 loopback (::1) to listen on"))
+    func aLocalhostReceiverIsReachedOverIPv6Loopback() async throws {
+        let rig = try Rig()
+        let reached = Mutex<Task<Int, any Error>?>(nil)
+        let status = try await rig.login.signIn(provider: Self.provider, timeout: 120, opener: .loopback(localhost: true) { url in
+            reached.withLock { $0 = Task {
+                let redirect = try #require(Self.parameter("redirect_uri", of: url).flatMap(URLComponents.init(string:)))
+                try #require(redirect.host == "localhost", "\(redirect)")
+                let state = try #require(Self.parameter("state", of: url))
+                return try await Self.get(port: try #require(redirect.port), redirect.path + "?code=the-code&state=\(state)", ipv6: true)
+            } }
+        })
+        #expect(status.state == "valid")
+        #expect(try await #require(reached.withLock { $0 }).value == 200)
+    }
+
     @Test func cancellingTheTaskWhileTheReceiverWaitsClosesItAndCancelsTheVaultsSignIn() async throws {
         let rig = try Rig()
         let (shown, shownContinuation) = AsyncStream.makeStream(of: URL.self)
@@ -134,13 +148,12 @@ import VaultTesting
         await #expect(throws: (any Error).self, "the receiver is closed") { _ = try await Self.get(port: redirect.port!, redirect.path) }
     }
 
-    /// A GET to 127.0.0.1:`port`; the answer's HTTP status.
-    static func get(port: Int, _ target: String) async throws -> Int {
-        let url = try #require(URL(string: "http://127.0.0.1:\(port)\(target)"))
-        var request = URLRequest(url: url)
-        request.timeoutInterval = 60
-        let (_, response) = try await URLSession.shared.data(for: request)
-        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    /// A GET to 127.0.0.1:`port` (`ipv6`: [::1]), on a thread of its own (it blocks); the answer's HTTP status.
+    static func get(port: Int, _ target: String, ipv6: Bool = false) async throws -> Int {
+        let answer = try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try LoopbackHTTP.get(port: port, target, ipv6: ipv6) }) }.start()
+        }
+        return Int(answer.status.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
 }
 

@@ -32,9 +32,9 @@ extension DaemonSuite {
             let cmdline = login.proc("cmdline"), environ = login.proc("environ")
 
             // Forged callbacks: another path, a wrong state. The wait goes on; nothing reaches the provider.
-            let wrongPath = try SignInWorld.get(port: port, "/callback?code=forged&state=\(state)")
+            let wrongPath = try LoopbackHTTP.get(port: port, "/callback?code=forged&state=\(state)")
             #expect(wrongPath.status == "HTTP/1.1 404 Not Found")
-            let wrongState = try SignInWorld.get(port: port, redirect.path + "?code=forged&state=not-\(state)")
+            let wrongState = try LoopbackHTTP.get(port: port, redirect.path + "?code=forged&state=not-\(state)")
             #expect(wrongState.status == "HTTP/1.1 400 Bad Request")
             for header in ["Cache-Control: no-store", "Referrer-Policy: no-referrer"] {
                 #expect(wrongState.response.contains(header), "\(wrongState.response)")
@@ -80,10 +80,10 @@ extension DaemonSuite {
             #expect(after.signedInAt == before.signedInAt && after.issuedAt == before.issuedAt)
         }
 
-        @Test(.enabled(if: SignInWorld.portFreeOnBothLoopbacks() != nil, "this host has no IPv6 loopback (::1) to listen on"))
+        @Test(.enabled(if: LoopbackHTTP.portFreeOnBothLoopbacks() != nil, "this host has no IPv6 loopback (::1) to listen on"))
         func aLocalhostRedirectIsAnsweredOnBoth127001AndIPv6Loopback() async throws {
             let world = try SignInWorld()
-            let port = try #require(SignInWorld.portFreeOnBothLoopbacks())
+            let port = try #require(LoopbackHTTP.portFreeOnBothLoopbacks())
             let login = try world.login(["--flow", "browser", "--redirect-uri", "http://localhost:\(port)/cb"])
             let url = try world.printedURL(login)
             #expect(SignInWorld.parameter("redirect_uri", of: url) == "http://localhost:\(port)/cb")
@@ -93,9 +93,9 @@ extension DaemonSuite {
                     "127.0.0.1 and ::1, never a wildcard address")
 
             // A GET to [::1] reaches the flow: another state is checked by the daemon and ignored, and the wait goes on.
-            let forged = try SignInWorld.get(port: port, "/cb?code=forged&state=not-\(state)", ipv6: true)
+            let forged = try LoopbackHTTP.get(port: port, "/cb?code=forged&state=not-\(state)", ipv6: true)
             #expect(forged.status == "HTTP/1.1 400 Bad Request" && forged.response.contains("not for the sign-in under way"), "\(forged.response)")
-            #expect(try SignInWorld.get(port: port, "/elsewhere", ipv6: true).status == "HTTP/1.1 404 Not Found")
+            #expect(try LoopbackHTTP.get(port: port, "/elsewhere", ipv6: true).status == "HTTP/1.1 404 Not Found")
 
             let page = try world.browse(url)
             #expect(page.body.contains("Signed in"), "\(page)")
