@@ -25,8 +25,9 @@ struct SessionLogin: ReportingCommand {
             printed on standard error.
 
             --flow browser: listens on 127.0.0.1 (and ::1 for a --redirect-uri naming localhost; an \
-            ephemeral port and a random path unless --port or --redirect-uri say otherwise) and opens the URL with xdg-open. --flow paste: prints the URL \
-            and reads the address the browser ended on (maybe on another machine) from standard input. \
+            ephemeral port and a random path unless --port or --redirect-uri say otherwise) and opens \
+            the URL with xdg-open. --flow paste: prints the URL and reads the address the browser ended \
+            on (maybe on another machine) from standard input. \
             --flow device (RFC 8628): prints a code and the page where to enter it (on any device); the \
             daemon polls the provider until the sign-in is approved, denied or expired. --flow auto \
             (default): browser when DISPLAY or WAYLAND_DISPLAY is set and SSH_CONNECTION is not, else \
