@@ -155,7 +155,10 @@ let package = Package(
         .target(name: "VaultClient", dependencies: ["Varlink", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "CLICore", .product(name: "NIOPosix", package: "swift-nio")]),
         // The umbrella an app adopts in one line: finds the user's daemon and re-exports the login API
         // (VaultSession), the socket client (VaultClient), VaultCore and VaultCrypto; nothing of the wire.
-        .target(name: "SortedVault", dependencies: ["VaultClient", "VaultSession", "VaultCore", "VaultCrypto", "CLICore"]),
+        .target(name: "SortedVault", dependencies: ["VaultClient", "VaultSession", "VaultCore", "VaultCrypto", "CLICore", "VaultLoopback"]),
+        // The browser sign-in's loopback receiver (127.0.0.1, a random path, bounded HTTP), shared by
+        // `session login` and SortedVault's `signIn`: plain sockets and poll, no Foundation networking.
+        .target(name: "VaultLoopback", dependencies: ["VaultCore", "VaultCrypto"]),
         // What the ArgumentParser programs (`sortedvault-cli`, `sortedvault-daemon`, the credential
         // helpers) share over the CLI core: their options, error reporting and the exec token file.
         .target(
@@ -179,7 +182,7 @@ let package = Package(
             name: "sortedvault-cli",
             dependencies: [
                 "CLIOptions", "VaultClient", "CLICore", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
-                "CredentialHelpers",
+                "CredentialHelpers", "VaultLoopback",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -209,7 +212,7 @@ let package = Package(
         .testTarget(name: "VaultAPITests", dependencies: ["VaultAPI", "VaultCrypto", "BoundedJSON"]),
         .testTarget(name: "VaultSessionTests", dependencies: ["VaultSession", "VaultCore", "VaultCrypto", "VaultTesting", "BoundedJSON", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "VaultPolicyTests", dependencies: ["VaultPolicy"]),
-        .testTarget(name: "SortedVaultTests", dependencies: ["SortedVault", "VaultTesting"]),
+        .testTarget(name: "SortedVaultTests", dependencies: ["SortedVault", "VaultTesting", "TestSupport"]),
         .testTarget(name: "CredentialHelpersTests", dependencies: ["CredentialHelpers", "VaultCrypto"]),
         .testTarget(
             name: "VaultOIDCTests",

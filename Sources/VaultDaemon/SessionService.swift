@@ -149,7 +149,7 @@ final class SessionService: VarlinkInterface {
         do {
             let result = try await sessions.completeSignIn(request.flowId, callbackQuery: request.callbackQuery, owner: peer.uid)
             logger.info("sign-in completed", metadata: ["uid": "\(peer.uid)"])
-            return .typed(SessionInterface.CompleteLogin.Reply(session: .init(result.status), account: result.key.account))
+            return .typed(SessionInterface.CompleteLogin.Reply(session: .init(result.status), service: result.key.service, account: result.key.account))
         } catch let error as VaultError where error.code == .callbackMismatch {
             logger.notice("a sign-in callback with the wrong state was ignored", metadata: ["uid": "\(peer.uid)"])
             throw VarlinkError(SessionInterface.LoginStateMismatch(flowId: request.flowId))

@@ -84,7 +84,7 @@ public struct AuthorizationCallback: Sendable {
         var index = 0
         while index < raw.count {
             if raw[index] == UInt8(ascii: "%") {
-                guard index + 2 < raw.count, hex(raw[index + 1]) != nil, hex(raw[index + 2]) != nil else {
+                guard index + 2 < raw.count, HexDigit.value(of: raw[index + 1]) != nil, HexDigit.value(of: raw[index + 2]) != nil else {
                     throw VaultError.invalidArgument("the callback has a malformed percent escape")
                 }
                 index += 3
@@ -99,7 +99,7 @@ public struct AuthorizationCallback: Sendable {
             while read < raw.count {
                 let byte = raw[read]
                 if byte == UInt8(ascii: "%") {
-                    out[written] = hex(raw[read + 1])! << 4 | hex(raw[read + 2])!
+                    out[written] = HexDigit.value(of: raw[read + 1])! << 4 | HexDigit.value(of: raw[read + 2])!
                     read += 3
                 } else {
                     out[written] = byte == UInt8(ascii: "+") ? 0x20 : byte
@@ -107,15 +107,6 @@ public struct AuthorizationCallback: Sendable {
                 }
                 written += 1
             }
-        }
-    }
-
-    private static func hex(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
         }
     }
 

@@ -35,4 +35,15 @@ public protocol LoginService: Sendable {
     /// once the subscription holds, so nothing that happens after it returns is missed; the stream
     /// ends when the caller stops iterating it, and throws when the daemon goes away.
     func watch(service: String?, account: String?) async throws -> AsyncThrowingStream<SessionEvent, any Error>
+    /// Begins a sign-in the service runs: it makes and keeps the state, the PKCE verifier and the
+    /// nonce; the caller opens the answer's URL (or shows its device code). Only this user may
+    /// complete or cancel it.
+    func beginSignIn(_ request: SignInRequest) async throws -> SignInStart
+    /// Completes the sign-in with the redirect's query (after `?`; empty for a device sign-in, which
+    /// waits for the user's approval) and stores the login. `.callbackMismatch`: the query is not
+    /// this sign-in's, nothing changed and it still waits; any other error ended it.
+    func completeSignIn(_ flowID: String, callbackQuery: SecureBytes) async throws -> SignInResult
+    /// Ends the sign-in (nothing is stored); false when there was none.
+    @discardableResult
+    func cancelSignIn(_ flowID: String) async throws -> Bool
 }

@@ -83,7 +83,7 @@ struct ProviderErrorText {
         unescaped(bytes) { index in
             if bytes[index] == UInt8(ascii: "+") { return ([UInt8(ascii: " ")], 1) }
             guard bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
-                  let high = hex(bytes[index + 1]), let low = hex(bytes[index + 2]) else { return nil }
+                  let high = HexDigit.value(of: bytes[index + 1]), let low = HexDigit.value(of: bytes[index + 2]) else { return nil }
             return ([high << 4 | low], 3)
         }
     }
@@ -95,7 +95,7 @@ struct ProviderErrorText {
             let next = bytes[index + 1]
             switch next {
             case UInt8(ascii: "u") where index + 5 < bytes.count:
-                let digits = bytes[(index + 2)...(index + 5)].map(hex)
+                let digits = bytes[(index + 2)...(index + 5)].map(HexDigit.value(of:))
                 if digits.allSatisfy({ $0 != nil }), let scalar = Unicode.Scalar(digits.reduce(UInt32(0)) { $0 << 4 | UInt32($1!) }) {
                     return (Array(String(Character(scalar)).utf8), 6)
                 }
@@ -146,15 +146,6 @@ struct ProviderErrorText {
     private static func wipe(_ bytes: inout [UInt8]) {
         bytes.withUnsafeMutableBytes { raw in
             for index in raw.indices { raw[index] = 0 }
-        }
-    }
-
-    private static func hex(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
         }
     }
 }

@@ -11,6 +11,20 @@ extension SessionManager: LoginService {
         return try await save(response, settings: provider, for: key, maximumLifetime: maximumLifetime.map { TimeInterval($0) })
     }
 
+    /// A sign-in of this process's user (the daemon passes its caller's uid to ``beginSignIn(_:owner:)``).
+    public func beginSignIn(_ request: SignInRequest) async throws -> SignInStart {
+        try await beginSignIn(request, owner: getuid())
+    }
+
+    public func completeSignIn(_ flowID: String, callbackQuery: SecureBytes) async throws -> SignInResult {
+        try await completeSignIn(flowID, callbackQuery: callbackQuery, owner: getuid())
+    }
+
+    @discardableResult
+    public func cancelSignIn(_ flowID: String) async throws -> Bool {
+        cancelSignIn(flowID, owner: getuid())
+    }
+
     /// ``events()`` of the logins asked for; names compare by bytes, as everywhere (see `ItemKey`).
     public func watch(service: String? = nil, account: String? = nil) async throws -> AsyncThrowingStream<SessionEvent, any Error> {
         if let service { try ItemKey.checkName(service, what: "service") }

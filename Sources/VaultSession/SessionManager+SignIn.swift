@@ -23,8 +23,8 @@ extension SessionManager {
         guard request.lifetime >= 1 && request.lifetime <= SignInRequest.maximumLifetime else {
             throw VaultError.invalidArgument("the sign-in's timeout must be 1 to \(Int(SignInRequest.maximumLifetime)) seconds")
         }
-        if request.account == nil && request.settings.kind != .oidc {
-            throw VaultError.invalidArgument("an \(request.settings.kind) sign-in needs the account to store it under (only oidc can name it from the verified id token)")
+        if request.account == nil && request.settings.kind != .oidc && !gotrue {
+            throw VaultError.invalidArgument("an \(request.settings.kind) sign-in needs the account to store it under (only oidc and supabase can name it from the verified user)")
         }
         _ = try ItemKey(service: request.service, account: request.account ?? "placeholder")  // a clear error on a bad name now
         let scopes = try Self.checkedScopes(request.scopes, openID: request.settings.kind == .oidc)
@@ -113,15 +113,26 @@ extension SessionManager {
     }
 
     /// Stores a verified sign-in's answer through the one save path, under the flow's account or
-    /// the verified user.
+    /// ``defaultAccount(of:kind:)``.
     func storeVerifiedSignIn(_ verified: TokenResponse, flow: PendingSignIn) async throws -> SignInResult {
-        guard let account = flow.account ?? verified.userID else {
+        guard let account = flow.account ?? Self.defaultAccount(of: verified, kind: flow.provider.kind) else {
             throw VaultError.invalidArgument("the sign-in named no account and its answer carries no verified user; nothing was stored")
         }
         let key = try ItemKey(service: flow.service, account: account)
         let status = try await storeSignIn(verified, provider: flow.provider, for: key, maximumLifetime: nil)
         logger.info("signed in", metadata: ["service": "\(logName(flow.service))", "kind": "\(flow.provider.kind.rawValue)"])
         return SignInResult(key: key, status: status)
+    }
+
+    /// The account a sign-in without one is stored under: the verified user as the provider names
+    /// users. E-mail-keyed providers (supabase, as a password sign-in stores under the e-mail) by
+    /// the verified e-mail, else the subject; oidc by the id token's verified `sub`.
+    static func defaultAccount(of verified: TokenResponse, kind: ProviderKind) -> String? {
+        switch kind {
+        case .supabase, .firebase: return verified.email ?? verified.userID
+        case .oidc: return verified.userID
+        case .oauth2: return nil  // an oauth2 answer's user_id is not verified by anyone
+        }
     }
 
     /// Ends `owner`'s sign-in `id`; false when there was none.

@@ -55,6 +55,13 @@ public struct SignInStart: Sendable, Equatable {
     public let expiresAt: Date
     /// What the user needs for a device sign-in; nil for browser and paste.
     public var device: DeviceCode? = nil
+
+    public init(flowID: String, authorizationURL: URL, expiresAt: Date, device: DeviceCode? = nil) {
+        self.flowID = flowID
+        self.authorizationURL = authorizationURL
+        self.expiresAt = expiresAt
+        self.device = device
+    }
 }
 
 /// A device sign-in as the user sees it (RFC 8628 §3.2): enter ``userCode`` at
@@ -78,4 +85,9 @@ public struct DeviceCode: Sendable, Equatable {
 public struct SignInResult: Sendable {
     public let key: ItemKey
     public let status: SessionStatus
+
+    public init(key: ItemKey, status: SessionStatus) {
+        self.key = key
+        self.status = status
+    }
 }

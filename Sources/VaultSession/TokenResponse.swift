@@ -24,6 +24,9 @@ public struct TokenResponse: Sendable, CustomStringConvertible {
     public var scopes: [String]?
     public var idToken: SecureBytes?
     public var userID: String?
+    /// The user's e-mail address when the answer names one the provider verified (GoTrue's `user`
+    /// with `email_confirmed_at`): what a sign-in of an e-mail-keyed provider is stored under by default.
+    public var email: String?
 
     /// The largest response accepted, in bytes.
     public static let maximumBytes = 64 * 1024
@@ -85,6 +88,7 @@ public struct TokenResponse: Sendable, CustomStringConvertible {
         }
         idToken = try Self.tokenMember("id_token", object, tokens)
         userID = Self.userID(object, idToken: idToken)
+        email = Self.verifiedEmail(object)
     }
 
     /// Parses a token response object, bounded, diverting its ``tokenMembers`` into secure memory
@@ -186,6 +190,14 @@ public struct TokenResponse: Sendable, CustomStringConvertible {
             throw VaultError.invalidArgument("the token response's \(field) must be a number of seconds")
         }
         return number
+    }
+
+    /// GoTrue's `user.email` when `user.email_confirmed_at` says it was confirmed.
+    private static func verifiedEmail(_ object: [String: JSONValue]) -> String? {
+        guard let user = object["user"]?.objectValue, case .string(let confirmed)? = user["email_confirmed_at"], !confirmed.isEmpty,
+              case .string(let email)? = user["email"], email.contains("@"), email.utf8.count <= 320,
+              email.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else { return nil }
+        return email
     }
 
     private static func userID(_ object: [String: JSONValue], idToken: SecureBytes?) -> String? {

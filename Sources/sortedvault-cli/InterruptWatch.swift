@@ -1,4 +1,5 @@
 import Synchronization
+import VaultLoopback
 
 #if canImport(Glibc)
 import Glibc
@@ -42,18 +43,8 @@ enum InterruptWatch {
     /// Waits until `fd` is readable, a signal arrived, or `deadline` passed: `.ready`,
     /// `.interrupted` or `.timedOut`.
     static func wait(for fd: Int32, until deadline: ContinuousClock.Instant) -> WaitResult {
-        while true {
-            if interrupted { return .interrupted }
-            let left = ContinuousClock.now.duration(to: deadline)
-            if left <= .zero { return .timedOut }
-            let milliseconds = Int32(min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1, 60_000))
-            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&fds, nfds_t(readEnd >= 0 ? 2 : 1), milliseconds)
-            if ready < 0 && errno != EINTR { return .timedOut }
-            if interrupted { return .interrupted }
-            if ready > 0 && fds[0].revents != 0 { return .ready }
-        }
+        interrupted ? .interrupted : ReadableWait.wait(for: fd, wake: readEnd, until: deadline)
     }
 
-    enum WaitResult: Error { case ready, interrupted, timedOut }
+    typealias WaitResult = ReadableWait.Result
 }

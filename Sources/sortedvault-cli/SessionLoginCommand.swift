@@ -5,6 +5,7 @@ import CLIOptions
 import VaultClient
 import VaultCore
 import VaultCrypto
+import VaultLoopback
 import VaultSession
 
 #if canImport(Glibc)
@@ -23,9 +24,10 @@ struct SessionLogin: ReportingCommand {
             them: the code the browser brings back is useless without them. The URL to open is always \
             printed on standard error.
 
-            --flow browser: listens on 127.0.0.1 (an ephemeral port and a random path unless --port or \
-            --redirect-uri say otherwise) and opens the URL with xdg-open. --flow paste: prints the URL \
-            and reads the address the browser ended on (maybe on another machine) from standard input. \
+            --flow browser: listens on 127.0.0.1 (and ::1 for a --redirect-uri naming localhost; an \
+            ephemeral port and a random path unless --port or --redirect-uri say otherwise) and opens \
+            the URL with xdg-open. --flow paste: prints the URL and reads the address the browser ended \
+            on (maybe on another machine) from standard input. \
             --flow device (RFC 8628): prints a code and the page where to enter it (on any device); the \
             daemon polls the provider until the sign-in is approved, denied or expired. --flow auto \
             (default): browser when DISPLAY or WAYLAND_DISPLAY is set and SSH_CONNECTION is not, else \
@@ -44,13 +46,13 @@ struct SessionLogin: ReportingCommand {
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The app's service, e.g. com.sorted.api.") var service: String
-    @Argument(help: "The account to store the login under; oidc: the verified user id when omitted.") var account: String?
+    @Argument(help: "The account to store the login under; when omitted, the verified user (oidc: its subject; supabase: its verified e-mail).") var account: String?
     @OptionGroup var providerOptions: ProviderOptions
     @Option(help: "How the sign-in comes back: auto (default), browser, paste, device or password.") var flow: String = "auto"
     @Option(name: .customLong("scope"), help: "A scope to ask for (repeat for several); oidc adds openid.") var scopes: [String] = []
     @Option(help: "Give up after this many seconds (default 300).") var timeout: Int = 300
     @Option(help: "browser: listen on this port of 127.0.0.1 (for a provider that registers an exact URI, or ssh -L).") var port: UInt16?
-    @Option(help: "The redirect URI the provider has registered; browser: http://127.0.0.1:PORT/PATH to listen on.") var redirectUri: String?
+    @Option(help: "The redirect URI the provider has registered; browser: http://127.0.0.1:PORT/PATH or http://localhost:PORT/PATH to listen on.") var redirectUri: String?
     @Option(help: "password: read the password (first line) from this file descriptor instead of asking on the terminal.") var passwordFd: Int32?
     @Flag(help: "password: create the account first (Firebase accounts:signUp, Supabase signup).") var create = false
 
@@ -99,42 +101,39 @@ struct SessionLogin: ReportingCommand {
         }
     }
 
+    private func request(_ settings: ProviderSettings, flow: SignInFlow, redirectURI: String) throws -> SignInRequest {
+        guard let redirect = URL(string: redirectURI) else { throw VaultError.invalidArgument("--redirect-uri is not a URL") }
+        return SignInRequest(service: service, account: account, settings: settings, flow: flow, redirectURI: redirect, scopes: scopes,
+                             lifetime: TimeInterval(timeout))
+    }
+
     private func begin(_ client: SessionClient, _ settings: ProviderSettings, flow: SignInFlow,
-                       redirectURI: String) async throws -> SessionClient.LoginStart {
-        let start = try await client.beginLogin(service: service, account: account, provider: settings, flow: flow,
-                                                redirectURI: redirectURI, scopes: scopes, timeoutSeconds: timeout)
-        Self.note("Open this URL in a browser to sign in:\n\n  \(start.authorizationURL)\n\n")
+                       redirectURI: String) async throws -> SignInStart {
+        let start = try await client.beginSignIn(try request(settings, flow: flow, redirectURI: redirectURI))
+        Self.note("Open this URL in a browser to sign in:\n\n  \(start.authorizationURL.absoluteString)\n\n")
         return start
     }
 
     private func browser(_ client: SessionClient, _ settings: ProviderSettings, _ deadline: ContinuousClock.Instant) async throws {
-        let (listenPort, path) = try listenAddress()
-        let listener = try LoopbackListener(port: listenPort, path: path)
+        let (listenPort, path, localhost) = try listenAddress()
+        let listener = try LoopbackListener(port: listenPort, path: path, localhost: localhost)
         defer { listener.close() }
         let start = try await begin(client, settings, flow: .browser, redirectURI: redirectUri ?? listener.redirectURI)
-        Self.openInBrowser(start.authorizationURL)
+        SystemBrowser.open(start.authorizationURL.absoluteString)
         Self.note("Waiting for the browser at \(listener.redirectURI) (at most \(timeout) s; Ctrl-C to stop)…\n")
-        while true {
-            switch listener.next(until: deadline) {
-            case .failure(let why):
-                listener.close()
-                try await end(client, start, why)
-            case .success(let callback):
-                do {
-                    let (signedIn, _) = try await client.completeLogin(start.flowID, callbackQuery: callback.query)
-                    LoopbackListener.reply(callback.connection, status: "200 OK", page: "Signed in. You can close this tab and return to the terminal.")
-                    listener.close()
-                    print("signed in: \(service) \(signedIn)")
-                    return
-                } catch let error as VaultError where error.code == .callbackMismatch {
-                    // Not this sign-in's answer (a stale tab, a forgery): ignored, the wait goes on.
-                    LoopbackListener.reply(callback.connection, status: "400 Bad Request", page: "This answer is not for the sign-in under way; it was ignored.")
-                } catch {
-                    LoopbackListener.reply(callback.connection, status: "400 Bad Request", page: "The sign-in did not complete; the terminal says why.")
-                    listener.close()
-                    throw Self.signInFailure(error)
-                }
+        let outcome: Result<String, InterruptWatch.WaitResult>
+        do {
+            outcome = try await listener.serve(until: deadline, wake: InterruptWatch.readEnd, shownIn: "the terminal") {
+                try await client.completeSignIn(start.flowID, callbackQuery: $0).key.account
             }
+        } catch {
+            listener.close()
+            throw Self.signInFailure(error)
+        }
+        listener.close()
+        switch outcome {
+        case .success(let signedIn): print("signed in: \(service) \(signedIn)")
+        case .failure(let why): try await end(client, start, why)
         }
     }
 
@@ -176,10 +175,9 @@ struct SessionLogin: ReportingCommand {
     /// endpoint, the setting turns it off, unauthorized_client), the paste flow runs.
     private func device(_ client: SessionClient, waiter: SessionClient, _ settings: ProviderSettings,
                         _ deadline: ContinuousClock.Instant, orPaste: Bool = false) async throws {
-        let start: SessionClient.LoginStart
+        let start: SignInStart
         do {
-            start = try await client.beginLogin(service: service, account: account, provider: settings, flow: .device,
-                                                redirectURI: Self.pasteRedirect, scopes: scopes, timeoutSeconds: timeout)
+            start = try await client.beginSignIn(try request(settings, flow: .device, redirectURI: Self.pasteRedirect))
         } catch let error as VaultError where orPaste && [.invalidArgument, .permissionDenied, .providerRejected].contains(error.code) {
             Self.note("sortedvault: no device sign-in (\(error.reason)); signing in by pasting instead\n")
             return try await paste(client, settings, deadline)
@@ -198,7 +196,7 @@ struct SessionLogin: ReportingCommand {
         let completion = Task {
             let result: Result<String, any Error>
             do {
-                result = .success(try await waiter.completeLogin(start.flowID, callbackQuery: SecureBytes(copying: [UInt8]())).account)
+                result = .success(try await waiter.completeSignIn(start.flowID, callbackQuery: SecureBytes(copying: [UInt8]())).key.account)
             } catch {
                 result = .failure(error)
             }
@@ -234,7 +232,7 @@ struct SessionLogin: ReportingCommand {
             }
             guard line.count > 0 else { continue }
             do {
-                let (signedIn, _) = try await client.completeLogin(start.flowID, callbackQuery: Self.query(of: line))
+                let signedIn = try await client.completeSignIn(start.flowID, callbackQuery: Self.query(of: line)).key.account
                 print("signed in: \(service) \(signedIn)")
                 return
             } catch let error as VaultError where error.code == .callbackMismatch {
@@ -246,9 +244,9 @@ struct SessionLogin: ReportingCommand {
     }
 
     /// Ends a wait that brought no answer: the daemon's flow is cancelled; Ctrl-C exits 130.
-    private func end(_ client: SessionClient, _ start: SessionClient.LoginStart, _ why: InterruptWatch.WaitResult,
+    private func end(_ client: SessionClient, _ start: SignInStart, _ why: InterruptWatch.WaitResult,
                      what: String? = nil) async throws -> Never {
-        _ = try? await client.cancelLogin(start.flowID)
+        _ = try? await client.cancelSignIn(start.flowID)
         if why == .interrupted {
             StandardStreams.reportError("interrupted; the sign-in was cancelled, nothing was stored")
             throw ExitCode(InterruptWatch.exitStatus)
@@ -257,18 +255,19 @@ struct SessionLogin: ReportingCommand {
                    .reauthRequired)
     }
 
-    /// The port and path to listen on, from --port and --redirect-uri.
-    private func listenAddress() throws -> (UInt16, String?) {
-        guard let redirectUri else { return (port ?? 0, nil) }
+    /// The port and path to listen on, from --port and --redirect-uri, and whether the URI names
+    /// `localhost` (then ::1 is listened on too).
+    private func listenAddress() throws -> (UInt16, String?, Bool) {
+        guard let redirectUri else { return (port ?? 0, nil, false) }
         guard let components = URLComponents(string: redirectUri), components.scheme == "http",
               components.host == "127.0.0.1" || components.host == "localhost", components.fragment == nil, components.query == nil else {
-            throw VaultError.invalidArgument("--redirect-uri for the browser flow must be http://127.0.0.1:PORT/PATH (the listener binds 127.0.0.1 only)")
+            throw VaultError.invalidArgument("--redirect-uri for the browser flow must be http://127.0.0.1:PORT/PATH or http://localhost:PORT/PATH (the listener binds the loopback addresses only)")
         }
         guard let uriPort = components.port.map(UInt16.init(clamping:)) ?? port else {
             throw VaultError.invalidArgument("--redirect-uri must name its port (or give --port)")
         }
         if let port, port != uriPort { throw VaultError.invalidArgument("--port and the port of --redirect-uri differ") }
-        return (uriPort, components.path.isEmpty ? "/" : components.path)
+        return (uriPort, components.path.isEmpty ? "/" : components.path, components.host == "localhost")
     }
 
     /// A failed completion as the user should read it: declined or refused → exit 8 (sign in again).
@@ -313,18 +312,5 @@ struct SessionLogin: ReportingCommand {
     /// A line for the user on standard error (the URL is not a secret: the verifier stays in the daemon).
     static func note(_ text: String) {
         Array(text.utf8).withUnsafeBytes { StandardStreams.writeAll(2, $0) }
-    }
-
-    /// `xdg-open URL`, not waited for; a missing xdg-open is fine: the URL is printed anyway.
-    static func openInBrowser(_ url: String) {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd in [Int32(0), 1, 2] { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
-        let words: [String] = ["xdg-open", url]
-        let argv = words.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        _ = posix_spawnp(&pid, "xdg-open", &actions, nil, argv, environ)
     }
 }

@@ -60,7 +60,7 @@ import VaultCrypto
         try check(I.BeginLogin.self, .init(service: "s", account: nil, provider: signIn, flow: "browser", redirectUri: "http://127.0.0.1:9/cb",
                                            scopes: ["openid"], timeoutSeconds: 300),
                   .init(flowId: "f", authorizationUrl: "https://x/authorize?state=s", expiresAt: 300), covered)
-        try check(I.CompleteLogin.self, .init(flowId: "f", callbackQuery: Self.secret), .init(session: Self.state, account: "u"), covered)
+        try check(I.CompleteLogin.self, .init(flowId: "f", callbackQuery: Self.secret), .init(session: Self.state, service: "s", account: "u"), covered)
         try check(I.CancelLogin.self, .init(flowId: "f"), .init(cancelled: true), covered)
         try check(I.PasswordLogin.self, .init(service: "s", account: nil, provider: provider, email: "ada@example.com",
                                               password: Self.secret, create: true),

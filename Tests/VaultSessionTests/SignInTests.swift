@@ -204,4 +204,26 @@ extension SessionHarness {
         #expect(text(secure(verifier).sha256().base64URLEncoded()) == item("code_challenge"))
         #expect(result.key.account == "ada")
     }
+
+    /// GoTrue's session answer (token.go): the user with its id and, once confirmed, its e-mail.
+    static func session(confirmed: Bool) -> ScriptedOAuthTransport.Reply {
+        let user = #"{"id":"8c1e0f5a-user","aud":"authenticated","email":"ada@example.com","email_confirmed_at":"# + (confirmed ? #""2026-11-26T09:00:00Z""# : "null") + "}"
+        return .answer(status: 200, body: #"{"access_token":"A1","token_type":"bearer","expires_in":3600,"refresh_token":"R1","user":"# + user + "}")
+    }
+
+    @Test(arguments: [true, false])
+    func withoutAnAccountTheSignInIsStoredUnderTheVerifiedEmailElseTheUserID(confirmed: Bool) async throws {
+        let h = try SessionHarness([Self.session(confirmed: confirmed)])
+        let settings = ProviderSettings(kind: .supabase, url: URL(string: "https://abc.supabase.test")!, apiKey: secure("anon-key"),
+                                        externalProvider: "github")
+        let start = try await h.sessions.beginSignIn(
+            SignInRequest(service: "com.sorted.app", account: nil, settings: settings, flow: .browser,
+                          redirectURI: SignInTests.redirect, scopes: []), owner: SignInTests.owner)
+        let back = try #require(URLComponents(url: start.authorizationURL, resolvingAgainstBaseURL: false)?.queryItems?
+            .first { $0.name == "redirect_to" }?.value.flatMap(URLComponents.init(string:)))
+        let state = try #require(back.queryItems?.first { $0.name == "state" }?.value)
+        let result = try await h.sessions.completeSignIn(start.flowID, callbackQuery: secure("state=\(state)&code=the-code"), owner: SignInTests.owner)
+        #expect(result.key.account == (confirmed ? "ada@example.com" : "8c1e0f5a-user"))
+        #expect(result.status.userID == "8c1e0f5a-user")
+    }
 }

@@ -20,7 +20,7 @@ extension DaemonSuite {
             for name in ["DISPLAY", "WAYLAND_DISPLAY", "SSH_CONNECTION"] { environment[name] = nil }
             environment["BROWSER"] = "/bin/true"
             let login = try BackgroundCommand(
-                ["/bin/sh", "-c", "exec \"$0\" \"$@\" 3<\"$ANON_KEY\"", CLIHarness.executable, "session", "login", "com.sorted.api", "ada",
+                ["/bin/sh", "-c", "exec \"$0\" \"$@\" 3<\"$ANON_KEY\"", CLIHarness.executable, "session", "login", "com.sorted.api",
                  "--flow", "browser", "--kind", "supabase", "--url", gotrue.base, "--api-key-fd", "3", "--provider", "github",
                  "--timeout", "120", "--no-autostart"],
                 environment: environment.merging(["ANON_KEY": cli.root + "/anon-key"]) { _, new in new }, directory: cli.root)
@@ -35,8 +35,9 @@ extension DaemonSuite {
             #expect(status == 0 && String(decoding: out, as: UTF8.self).contains("Signed in"),
                     "\(String(decoding: out, as: UTF8.self)) \(String(decoding: err, as: UTF8.self))")
             #expect(login.wait() == 0, "\(login.standardError)")
-            #expect(login.standardOutput.contains("signed in: com.sorted.api ada"), "\(login.standardOutput)")
-            let stored = try await SessionClient(socketPath: cli.socket).status(try ItemKey(service: "com.sorted.api", account: "ada"))
+            // No account given: stored under the e-mail GoTrue's answer names as confirmed for the GitHub user.
+            #expect(login.standardOutput.contains("signed in: com.sorted.api ada@example.com"), "\(login.standardOutput)")
+            let stored = try await SessionClient(socketPath: cli.socket).status(try ItemKey(service: "com.sorted.api", account: "ada@example.com"))
             #expect(stored.hasRefreshToken && stored.providerKind == "supabase")
 
             // The official client, against the same stand-in in the same run: its PKCE flow agrees.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 import TestSupport
+import VaultClient
+import VaultCore
 
 extension DaemonSuite {
     /// `Examples/LoginExample`, the app docs/swift.md points at: built as its own SwiftPM package (it
@@ -12,7 +14,13 @@ extension DaemonSuite {
         /// the `swift test` that runs it.
         static let scratch = CLIHarness.repository + "/.build-examples"
 
-        static func buildExample() throws -> String {
+        /// Built once for the suite's tests, which run in parallel: two SwiftPM builds of one scratch
+        /// directory at once race each other (one was seen to compile without a newly added file).
+        static let built = Result { try build() }
+
+        static func buildExample() throws -> String { try built.get() }
+
+        private static func build() throws -> String {
             let started = ContinuousClock.now
             let (status, out, err) = try Subprocess.run(
                 ["/usr/bin/env", "swift", "build", "--package-path", CLIHarness.repository + "/Examples/LoginExample",
@@ -71,6 +79,33 @@ extension DaemonSuite {
             #expect(try await world.provider.revocationRequests() >= 1)
             let after = try run("call", me)
             #expect(after.status == 8 && after.stderr.contains("sign in again"), "\(after.stderr)")
+        }
+
+        @Test func theExampleSignsInThroughTheVaultWithTheBrowserThenCallsTheProtectedEndpoint() async throws {
+            let example = try Self.buildExample()
+            let world = try SignInWorld()
+            let identity = ["--service", world.service, "--account", "ada"]
+            let signIn = try BackgroundCommand(
+                [example] + identity + ["signin", "--issuer", world.provider.issuer.absoluteString, "--client-id", "sorted-cli", "--scope", "read"],
+                environment: world.environment(), directory: world.cli.root)
+            let url = try world.printedURL(signIn)
+            let redirect = try #require(SignInWorld.parameter("redirect_uri", of: url).flatMap(URLComponents.init(string:)))
+            #expect(redirect.host == "127.0.0.1" && redirect.path.count == 33, "the shared loopback receiver: \(redirect)")
+            #expect(SignInWorld.listeners(on: try #require(redirect.port)) == ["0100007F"])
+
+            let page = try world.browse(url)  // ada signs in on the provider's real pages; Chromium lands on the receiver
+            #expect(page.body.contains("Signed in"), "\(page)")
+            #expect(signIn.wait() == 0, "\(signIn.standardError)")
+            #expect(signIn.standardOutput.contains("signed in as ada (user \(world.provider.userSubject))"), "\(signIn.standardOutput)")
+            #expect(SignInWorld.listeners(on: redirect.port!).isEmpty, "the receiver is closed after the sign-in")
+            let code = try #require(URLComponents(string: page.finalURL)?.queryItems?.first { $0.name == "code" }?.value)
+            #expect(!signIn.standardError.contains(code) && !signIn.standardOutput.contains(code))
+
+            let (status, out, err) = try Subprocess.run([example] + identity + ["call", world.provider.base + "/api/me"],
+                                                        environment: world.environment(), input: Data())
+            #expect(status == 0 && String(decoding: out, as: UTF8.self).contains("\"ada\""), "\(String(decoding: out + err, as: UTF8.self))")
+            let stored = try await world.sessions.status(try ItemKey(service: world.service, account: "ada"))
+            #expect(stored.providerKind == "oidc" && stored.hasIDToken, "the id token was verified, nonce included, and kept")
         }
     }
 }

@@ -78,27 +78,15 @@ extension DaemonSuite {
             let cli = try Self.cli()
             defer { _ = cli.stopDaemon() }
             try (server.apiKey ?? "").write(toFile: cli.root + "/anon-key", atomically: true, encoding: .utf8)
-            func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
-            let exports = cli.environment.map { "export \($0.key)=\(quoted($0.value))" }.sorted().joined(separator: "\n")
-            let command = [CLIHarness.executable, "session", "login", "com.sorted.api", ProviderServer.email, "--flow", "password",
-                           "--kind", "supabase", "--url", server.base, "--api-key-fd", "3", "--no-autostart"].map(quoted).joined(separator: " ")
-            try "\(exports)\n\(command) 3<\(quoted(cli.root + "/anon-key"))\necho \"EXIT=$?\" > \(quoted(cli.root + "/exit"))\nsleep 60\n"
-                .write(toFile: cli.root + "/login.sh", atomically: true, encoding: .utf8)
-            let tmux = ["/usr/bin/tmux", "-S", cli.root + "/tmux.sock"]
-            _ = try Subprocess.run(tmux + ["new-session", "-d", "-x", "200", "-y", "50", "/bin/sh " + cli.root + "/login.sh"],
-                                   environment: ProcessInfo.processInfo.environment, input: Data())
-            defer { _ = try? Subprocess.run(tmux + ["kill-server"], environment: ProcessInfo.processInfo.environment, input: Data()) }
-            func pane() throws -> String {
-                String(decoding: try Subprocess.run(tmux + ["capture-pane", "-p"], environment: ProcessInfo.processInfo.environment, input: Data()).1,
-                       as: UTF8.self)
-            }
-            let guardUntil = Date().addingTimeInterval(60)  // a hang guard, never waited for
-            while !(try pane()).contains("Password for \(ProviderServer.email):"), Date() < guardUntil { usleep(100_000) }
-            _ = try Subprocess.run(tmux + ["send-keys", ProviderServer.password, "Enter"], environment: ProcessInfo.processInfo.environment, input: Data())
-            while !FileManager.default.fileExists(atPath: cli.root + "/exit"), Date() < guardUntil { usleep(100_000) }
-            let exit = (try? String(contentsOfFile: cli.root + "/exit", encoding: .utf8)) ?? ""
-            let shown = try pane()
-            #expect(exit.contains("EXIT=0"), "\(shown)")
+            let terminal = try TmuxTerminal(
+                [CLIHarness.executable, "session", "login", "com.sorted.api", ProviderServer.email, "--flow", "password",
+                 "--kind", "supabase", "--url", server.base, "--api-key-fd", "3", "--no-autostart"],
+                redirections: "3<'\(cli.root)/anon-key'", environment: cli.environment, directory: cli.root)
+            _ = try terminal.waitForScreen { $0.contains("Password for \(ProviderServer.email):") }
+            try terminal.type(ProviderServer.password)
+            let exit = try terminal.exitStatus()
+            let shown = try terminal.screen()
+            #expect(exit == 0, "\(shown)")
             #expect(shown.contains("signed in: com.sorted.api \(ProviderServer.email)"), "\(shown)")
             #expect(!shown.contains(ProviderServer.password), "the password was echoed:\n\(shown)")
         }

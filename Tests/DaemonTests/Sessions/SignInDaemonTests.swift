@@ -32,9 +32,9 @@ extension DaemonSuite {
             let cmdline = login.proc("cmdline"), environ = login.proc("environ")
 
             // Forged callbacks: another path, a wrong state. The wait goes on; nothing reaches the provider.
-            let wrongPath = try SignInWorld.get(port: port, "/callback?code=forged&state=\(state)")
+            let wrongPath = try LoopbackHTTP.get(port: port, "/callback?code=forged&state=\(state)")
             #expect(wrongPath.status == "HTTP/1.1 404 Not Found")
-            let wrongState = try SignInWorld.get(port: port, redirect.path + "?code=forged&state=not-\(state)")
+            let wrongState = try LoopbackHTTP.get(port: port, redirect.path + "?code=forged&state=not-\(state)")
             #expect(wrongState.status == "HTTP/1.1 400 Bad Request")
             for header in ["Cache-Control: no-store", "Referrer-Policy: no-referrer"] {
                 #expect(wrongState.response.contains(header), "\(wrongState.response)")
@@ -69,14 +69,38 @@ extension DaemonSuite {
 
             // The code replayed into a new sign-in of the same user: refused, the stored login unchanged.
             let before = try await world.sessions.status(try ItemKey(service: world.service, account: world.provider.userSubject))
-            let again = try await world.sessions.beginLogin(service: world.service, account: nil, provider: .init(kind: .oidc, clientID: "sorted-cli", issuer: world.provider.issuer),
-                                                            flow: .browser, redirectURI: redirect.string!, scopes: ["read"])
-            let newState = try #require(SignInWorld.parameter("state", of: URL(string: again.authorizationURL)!))
+            let again = try await world.sessions.beginSignIn(SignInRequest(
+                service: world.service, account: nil, settings: .init(kind: .oidc, clientID: "sorted-cli", issuer: world.provider.issuer),
+                flow: .browser, redirectURI: try #require(redirect.url), scopes: ["read"]))
+            let newState = try #require(SignInWorld.parameter("state", of: again.authorizationURL))
             await #expect(throws: VaultError.self) {
-                _ = try await world.sessions.completeLogin(again.flowID, callbackQuery: SecureBytes(copying: Array("code=\(code)&state=\(newState)".utf8)))
+                _ = try await world.sessions.completeSignIn(again.flowID, callbackQuery: SecureBytes(copying: Array("code=\(code)&state=\(newState)".utf8)))
             }
             let after = try await world.sessions.status(try ItemKey(service: world.service, account: world.provider.userSubject))
             #expect(after.signedInAt == before.signedInAt && after.issuedAt == before.issuedAt)
+        }
+
+        @Test(.enabled(if: LoopbackHTTP.portFreeOnBothLoopbacks() != nil, "this host has no IPv6 loopback (::1) to listen on"))
+        func aLocalhostRedirectIsAnsweredOnBoth127001AndIPv6Loopback() async throws {
+            let world = try SignInWorld()
+            let port = try #require(LoopbackHTTP.portFreeOnBothLoopbacks())
+            let login = try world.login(["--flow", "browser", "--redirect-uri", "http://localhost:\(port)/cb"])
+            let url = try world.printedURL(login)
+            #expect(SignInWorld.parameter("redirect_uri", of: url) == "http://localhost:\(port)/cb")
+            let state = try #require(SignInWorld.parameter("state", of: url))
+            _ = try login.waitForStandardError { $0.contains("Waiting for the browser") }
+            #expect(SignInWorld.listeners(on: port).sorted() == ["0100007F", "v6:00000000000000000000000001000000"],
+                    "127.0.0.1 and ::1, never a wildcard address")
+
+            // A GET to [::1] reaches the flow: another state is checked by the daemon and ignored, and the wait goes on.
+            let forged = try LoopbackHTTP.get(port: port, "/cb?code=forged&state=not-\(state)", ipv6: true)
+            #expect(forged.status == "HTTP/1.1 400 Bad Request" && forged.response.contains("not for the sign-in under way"), "\(forged.response)")
+            #expect(try LoopbackHTTP.get(port: port, "/elsewhere", ipv6: true).status == "HTTP/1.1 404 Not Found")
+
+            let page = try world.browse(url)
+            #expect(page.body.contains("Signed in"), "\(page)")
+            #expect(login.wait() == 0, "\(login.standardError)")
+            #expect(SignInWorld.listeners(on: port).isEmpty, "both are closed after the flow")
         }
 
         @Test func anIDTokenWithAnotherNonceIsRefusedAndNothingIsStored() async throws {
@@ -112,6 +136,29 @@ extension DaemonSuite {
             #expect(login.wait() == 0, "\(login.standardError)")
             #expect(login.standardOutput.contains("signed in: com.sorted.api 1"))
             #expect(try world.cli.run(["session", "status", world.service, "1"]).text.contains("state: valid"))
+        }
+
+        /// `--flow paste` in a real terminal (a tmux pane): the URL is shown, the address the browser
+        /// ended on is typed back; another sign-in's address is refused and the prompt comes again.
+        @Test func thePasteFlowReadsTheAddressTypedIntoATerminal() async throws {
+            let world = try SignInWorld()
+            let terminal = try TmuxTerminal(
+                [CLIHarness.executable, "session", "login", world.service, "--flow", "paste"] + world.providerArguments
+                    + ["--scope", "read", "--timeout", "120", "--no-autostart"],
+                environment: world.environment(), directory: world.cli.root)
+            let screen = try terminal.waitForScreen { $0.contains("paste the address") }
+            let line = try #require(screen.split(separator: "\n").first { $0.hasPrefix("  http") })
+            let url = try #require(URL(string: line.trimmingCharacters(in: .whitespaces)))
+            #expect(SignInWorld.parameter("redirect_uri", of: url) == "http://127.0.0.1/sortedvault/paste")
+            let page = try world.browse(url)
+            try terminal.type("http://127.0.0.1/sortedvault/paste?code=forged&state=forged")
+            _ = try terminal.waitForScreen { $0.contains("not this sign-in's answer") }
+            try terminal.type(page.finalURL)
+            let exit = try terminal.exitStatus()
+            let shown = try terminal.screen()
+            #expect(exit == 0, "\(shown)")
+            #expect(shown.contains("signed in: com.sorted.api \(world.provider.userSubject)"), "\(shown)")
+            #expect(try world.cli.run(["session", "status", world.service, world.provider.userSubject]).text.contains("state: valid"))
         }
 
         @Test func withoutADisplayOverSSHAutoPicksTheDeviceFlowTheIssuerOffersAndPrintsTheCodeAndPage() throws {

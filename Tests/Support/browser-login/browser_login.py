@@ -67,7 +67,7 @@ def main():
             driver.find_element(By.CSS_SELECTOR, "input[type=submit]:not([name=allow])").click()
         else:
             driver.find_element(By.NAME, "allow").click()
-        wait.until(lambda d: d.current_url.startswith("http://127.0.0.1") and "/o/" not in d.current_url
+        wait.until(lambda d: d.current_url.startswith(("http://127.0.0.1", "http://localhost")) and "/o/" not in d.current_url
                    and "/accounts/" not in d.current_url)
         wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
         print(json.dumps({"final_url": driver.current_url, "body": driver.find_element(By.TAG_NAME, "body").text}), flush=True)

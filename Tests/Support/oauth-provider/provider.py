@@ -19,7 +19,7 @@ grant and every refresh answer carry an RS256 `id_token` (`sub` is ada's user id
 
 Browser sign-in: the public client "sorted-cli" (no secret) has the authorization-code grant with
 PKCE required; like the desktop clients of large providers, it accepts any http://127.0.0.1:PORT/PATH
-redirect (RFC 8252 §7.3 loopback, with any path: the CLI's listener picks a random one). GET
+(or http://localhost:PORT/PATH) redirect (RFC 8252 §7.3 loopback, with any path: the CLI's listener picks a random one). GET
 /o/authorize/ shows Django's real login form (/accounts/login/, ada / correct horse battery) and then
 DOT's consent page; with scope `openid` the code's token answer carries an id token with the
 request's nonce.
@@ -279,7 +279,7 @@ class TestValidator(OAuth2Validator):
     def validate_redirect_uri(self, client_id, redirect_uri, request, *args, **kwargs):
         if client_id == CLI_CLIENT_ID:
             parts = urlsplit(redirect_uri)
-            return (parts.scheme == "http" and parts.hostname == "127.0.0.1" and "@" not in parts.netloc
+            return (parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost") and "@" not in parts.netloc
                     and "#" not in redirect_uri and not parts.query and parts.path.startswith("/"))
         return super().validate_redirect_uri(client_id, redirect_uri, request, *args, **kwargs)
 

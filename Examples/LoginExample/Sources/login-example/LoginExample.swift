@@ -4,9 +4,10 @@ import FoundationNetworking
 #endif
 import SortedVault
 
-/// `login-example [--service NAME] [--account NAME] status | call URL | logout`: an app that uses
-/// the login the vault keeps. It never sees a refresh token: it asks the vault for an access token
-/// at each call, and the vault refreshes it when it is about to expire.
+/// `login-example [--service NAME] [--account NAME] signin --issuer URL --client-id ID [--scope S] |
+/// status | call URL | logout`: an app that signs in through the vault and uses the login it keeps.
+/// It never sees a refresh token or the code's verifier: it asks the vault for an access token at
+/// each call, and the vault refreshes it when it is about to expire.
 ///
 /// Exit codes follow `sortedvault session autologin`: 0 done, 1 failed, 2 usage, 8 sign in again, 9 offline.
 @main
@@ -21,13 +22,18 @@ struct LoginExample {
         }
         let service = option("--service", default: "org.sortedvault.login-example")
         let account = option("--account", default: ProcessInfo.processInfo.environment["USER"] ?? "me")
+        let issuer = option("--issuer", default: "")
+        let clientID = option("--client-id", default: "")
+        let scope = option("--scope", default: "")
         do {
             let login = try SortedVault.login(service: service, account: account)
             switch (arguments.first, arguments.count) {
+            case ("signin", 1): try await signIn(login, issuer: issuer, clientID: clientID, scope: scope)
             case ("status", 1): try await status(login)
             case ("call", 2): try await call(arguments[1], with: login)
             case ("logout", 1): try await logout(login)
-            default: fail("usage: login-example [--service NAME] [--account NAME] status | call URL | logout", 2)
+            default:
+                fail("usage: login-example [--service NAME] [--account NAME] signin --issuer URL --client-id ID [--scope S] | status | call URL | logout", 2)
             }
         } catch let error as SortedVaultError {
             switch error {
@@ -37,6 +43,18 @@ struct LoginExample {
         } catch {
             fail(error.localizedDescription, 1)
         }
+    }
+
+    /// The browser sign-in through the vault: the loopback receiver waits for the browser, which
+    /// `xdg-open` starts; the URL is printed too, for a browser elsewhere.
+    static func signIn(_ login: VaultLogin, issuer: String, clientID: String, scope: String) async throws {
+        guard let issuerURL = URL(string: issuer), !clientID.isEmpty else { fail("signin needs --issuer URL and --client-id ID", 2) }
+        let provider = ProviderSettings(kind: .oidc, clientID: clientID, issuer: issuerURL)
+        let status = try await login.signIn(provider: provider, scopes: scope.isEmpty ? [] : [scope], opener: .loopback { page in
+            FileHandle.standardError.write(Data("Open this URL in a browser to sign in:\n\n  \(page.absoluteString)\n\n".utf8))
+            SignInOpener.xdgOpen(page)
+        })
+        print("signed in as \(login.key.account) (user \(status.userID ?? "unknown"))")
     }
 
     static func status(_ login: VaultLogin) async throws {

@@ -6,14 +6,15 @@ import VaultCrypto
 import Glibc
 #endif
 
-/// The browser sign-in's receiver: an HTTP/1.1 listener on 127.0.0.1 only (never every
-/// interface), on an ephemeral port unless told, answering only at one random path (RFC 8252 §7.3).
+/// The browser sign-in's receiver: an HTTP/1.1 listener on 127.0.0.1 only (and ::1 for a
+/// `localhost` redirect; never every interface), on an ephemeral port unless told, answering only
+/// at one random path (RFC 8252 §7.3).
 ///
 /// ```swift
 /// let listener = try LoopbackListener(port: 0, path: nil)
 /// defer { listener.close() }
 /// // BeginLogin with listener.redirectURI, then:
-/// let request = try listener.next(until: deadline)   // one request; answer it with listener.reply
+/// let request = listener.next(until: deadline, wake: interruptPipe)   // one request; answer it with reply
 /// ```
 ///
 /// Parsing is bounded and simple on purpose: one request per connection (`Connection: close`),
@@ -21,61 +22,110 @@ import Glibc
 /// path; anything else is answered 404/405 and dropped. Replies echo nothing from the request and
 /// tell the browser not to keep them (`Cache-Control: no-store`) or send them on (`Referrer-Policy:
 /// no-referrer`): the address bar held the code.
-final class LoopbackListener {
-    static let maximumHeadBytes = 8 * 1024
-    static let readTimeoutSeconds = 5
+public final class LoopbackListener: @unchecked Sendable {
+    public static let maximumHeadBytes = 8 * 1024
+    public static let readTimeoutSeconds = 5
 
-    let port: UInt16
-    let path: String
-    private var socket: Int32
+    public let port: UInt16
+    public let path: String
+    /// The host of ``redirectURI``: `127.0.0.1`, or `localhost` (listening on ::1 too).
+    public let host: String
+    private var sockets: [Int32]
 
-    var redirectURI: String { "http://127.0.0.1:\(port)\(path)" }
+    public var redirectURI: String { "http://\(host):\(port)\(path)" }
 
     /// - Parameters:
     ///   - port: 0 for an ephemeral port.
     ///   - path: nil for a random one (`/` and 32 hex digits).
-    init(port: UInt16, path: String?) throws {
+    ///   - localhost: listen on ::1 as well, on the same port, for a redirect URI naming `localhost`
+    ///     (a browser may resolve it to ::1 first and never try 127.0.0.1). A host with no IPv6
+    ///     loopback gets 127.0.0.1 alone, which is where the name then leads.
+    public init(port: UInt16, path: String?, localhost: Bool = false) throws {
         self.path = path ?? "/" + SecureRandom.bytes(count: 16).map { String(format: "%02x", $0) }.joined()
-        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw VaultError(.unavailable, "cannot open a socket for the sign-in's listener: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian  // 127.0.0.1, never INADDR_ANY
+        host = localhost ? "localhost" : "127.0.0.1"
+        // An ephemeral port of 127.0.0.1 may be taken on ::1: then another one is tried.
+        var attempt = 0
+        while true {
+            attempt += 1
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian  // 127.0.0.1, never INADDR_ANY
+            let ipv4 = try Self.listening(on: &address).mapError { Self.cannotListen("127.0.0.1", port, $0) }.get()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(ipv4, $0, &length) }
+            }
+            let bound = UInt16(bigEndian: address.sin_port)
+            guard localhost else {
+                (self.port, sockets) = (bound, [ipv4])
+                return
+            }
+            var address6 = sockaddr_in6()
+            address6.sin6_family = sa_family_t(AF_INET6)
+            address6.sin6_port = bound.bigEndian
+            address6.sin6_addr = in6addr_loopback  // ::1, never in6addr_any
+            switch Self.listening(on: &address6) {
+            case .success(let ipv6):
+                (self.port, sockets) = (bound, [ipv4, ipv6])
+                return
+            case .failure(let error) where error.code == EADDRNOTAVAIL || error.code == EAFNOSUPPORT:
+                (self.port, sockets) = (bound, [ipv4])  // no IPv6 loopback on this host: localhost can only be 127.0.0.1
+                return
+            case .failure(let error) where error.code == EADDRINUSE && port == 0 && attempt < 8:
+                Glibc.close(ipv4)
+            case .failure(let error):
+                Glibc.close(ipv4)
+                throw Self.cannotListen("[::1]", bound, error)
+            }
+        }
+    }
+
+    /// Why a socket could not listen: the `errno` of the call that failed.
+    struct SocketError: Error { let code: Int32 }
+
+    /// A stream socket bound to `address` (IPv6: that address only, not its IPv4 twin) and listening.
+    private static func listening<Address>(on address: inout Address) -> Result<Int32, SocketError> {
+        let family = Int32(withUnsafeBytes(of: address) { $0.load(as: sa_family_t.self) })
+        let fd = Glibc.socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return .failure(SocketError(code: errno)) }
+        var one: Int32 = 1
+        if family == AF_INET6 { setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size)) }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<Address>.size)) }
         }
         guard bound == 0, listen(fd, 16) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let code = errno
             Glibc.close(fd)
-            throw VaultError(.unavailable, "cannot listen on 127.0.0.1:\(port) for the sign-in (\(reason)): choose another --port, or omit it")
+            return .failure(SocketError(code: code))
         }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        self.port = UInt16(bigEndian: address.sin_port)
-        socket = fd
+        return .success(fd)
+    }
+
+    private static func cannotListen(_ host: String, _ port: UInt16, _ error: SocketError) -> VaultError {
+        VaultError(.unavailable, "cannot listen on \(host):\(port) for the sign-in (\(String(cString: strerror(error.code)))): choose another --port, or omit it")
     }
 
     deinit { close() }
 
-    func close() {
-        if socket >= 0 { Glibc.close(socket) }
-        socket = -1
+    public func close() {
+        for socket in sockets { Glibc.close(socket) }
+        sockets = []
     }
 
     /// A request at the sign-in's path: its connection (to answer) and its query, in secure memory.
-    struct Callback {
-        let connection: Int32
-        let query: SecureBytes
+    public struct Callback: Sendable {
+        public let connection: Int32
+        public let query: SecureBytes
     }
 
-    /// Waits for the next request at the sign-in's path, answering every other request itself.
-    func next(until deadline: ContinuousClock.Instant) -> Result<Callback, InterruptWatch.WaitResult> {
+    /// Waits for the next request at the sign-in's path, answering every other request itself;
+    /// `wake` (readable) ends the wait early with `.interrupted`. It blocks its thread.
+    public func next(until deadline: ContinuousClock.Instant, wake: Int32) -> Result<Callback, ReadableWait.Result> {
         while true {
-            switch InterruptWatch.wait(for: socket, until: deadline) {
-            case .ready: break
+            let socket: Int32
+            switch ReadableWait.wait(for: sockets, wake: wake, until: deadline) {
+            case .ready(let fd): socket = fd
             case let other: return .failure(other)
             }
             let connection = accept(socket, nil, nil)
@@ -137,7 +187,7 @@ final class LoopbackListener {
     }
 
     /// Answers and closes: a fixed page, nothing from the request in it.
-    static func reply(_ connection: Int32, status: String, page: String) {
+    public static func reply(_ connection: Int32, status: String, page: String) {
         let body = "<!doctype html><meta charset=\"utf-8\"><title>sortedvault</title><p>\(page)</p>\n"
         let head = "HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n"
             + "Cache-Control: no-store\r\nReferrer-Policy: no-referrer\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n"

@@ -1,0 +1,81 @@
+import Foundation
+import VaultLoopback
+
+extension VaultLogin {
+    /// Signs the user in through the vault and stores the login under this service and account: the
+    /// vault (the daemon, or the in-process `SessionManager`) makes the state, the PKCE verifier and
+    /// the nonce and exchanges the code; the app only carries the browser's answer back.
+    ///
+    /// ```swift
+    /// let provider = ProviderSettings(kind: .oidc, clientID: "sorted-desktop", issuer: URL(string: "https://id.sorted.example")!)
+    /// try await login.signIn(provider: provider, scopes: ["read"])   // opens the browser, waits for its answer
+    /// ```
+    ///
+    /// Cancelling the calling `Task` cancels the vault's sign-in (and closes the loopback receiver);
+    /// so does `timeout` (seconds, 1 to 3600). Throws `VaultError`: `.providerRejected` (declined,
+    /// or a refused code), `.callbackMismatch` (a custom opener's answer with another sign-in's
+    /// state), `.unavailable` (no answer in time, or the provider unreachable); `CancellationError`.
+    @discardableResult
+    public func signIn(provider: ProviderSettings, scopes: [String] = [], timeout: TimeInterval = SignInRequest.defaultLifetime,
+                       opener: SignInOpener = .loopback()) async throws -> SessionStatus {
+        func request(_ redirect: URL) -> SignInRequest {
+            SignInRequest(service: key.service, account: key.account, settings: provider, flow: .browser, redirectURI: redirect,
+                          scopes: scopes, lifetime: timeout)
+        }
+        switch opener.kind {
+        case .custom(let redirect, let open):
+            let start = try await sessions.beginSignIn(request(redirect))
+            return try await cancellingOnError(start) {
+                let callback = try await open(start.authorizationURL, redirect)
+                try Task.checkCancellation()
+                return try await sessions.completeSignIn(start.flowID, callbackQuery: try Self.query(of: callback, at: redirect)).status
+            }
+        case .loopback(let port, let localhost, let show):
+            let listener = try LoopbackListener(port: port, path: nil, localhost: localhost)
+            defer { listener.close() }
+            guard let redirect = URL(string: listener.redirectURI) else { throw VaultError(.daemonFailed, "the receiver's address is not a URL") }
+            let start = try await sessions.beginSignIn(request(redirect))
+            let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
+            return try await cancellingOnError(start) {
+                show(start.authorizationURL)
+                let wake = try WakePipe()
+                defer { wake.close() }
+                let outcome = try await withTaskCancellationHandler {
+                    try await listener.serve(until: deadline, wake: wake.readEnd, shownIn: "the app") {
+                        try await sessions.completeSignIn(start.flowID, callbackQuery: $0)
+                    }
+                } onCancel: {
+                    wake.wake()
+                }
+                switch outcome {
+                case .success(let result): return result.status
+                case .failure(.interrupted): throw CancellationError()
+                case .failure:
+                    throw VaultError(.unavailable, "no answer came from the browser within \(Int(timeout)) s; the sign-in was cancelled, nothing was stored: sign in again")
+                }
+            }
+        }
+    }
+
+    /// Runs `body`; when it throws (cancelled, timed out, refused), the vault's sign-in is ended too
+    /// (a no-op when it ended already), so nothing waits for a callback that will not come.
+    private func cancellingOnError(_ start: SignInStart, _ body: () async throws -> SessionStatus) async throws -> SessionStatus {
+        do {
+            return try await body()
+        } catch {
+            _ = try? await sessions.cancelSignIn(start.flowID)
+            throw error
+        }
+    }
+
+    /// The query of the URL the provider redirected to, when it is at `redirect` (scheme, host, port, path).
+    static func query(of callback: URL, at redirect: URL) throws -> SecureBytes {
+        guard let got = URLComponents(url: callback, resolvingAgainstBaseURL: false),
+              let want = URLComponents(url: redirect, resolvingAgainstBaseURL: false),
+              got.scheme?.lowercased() == want.scheme?.lowercased(), got.host?.lowercased() == want.host?.lowercased(),
+              got.port == want.port, got.percentEncodedPath == want.percentEncodedPath else {
+            throw VaultError.invalidArgument("the opener returned a URL that is not at the redirect URI; return the URL the provider redirected to")
+        }
+        return SecureBytes(copying: Array((got.percentEncodedQuery ?? "").utf8))
+    }
+}

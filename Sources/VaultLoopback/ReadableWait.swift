@@ -1,0 +1,44 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A blocking wait for a descriptor that another party can cut short: the CLI's signal pipe
+/// (Ctrl-C), or the pipe an app's sign-in writes to when its `Task` is cancelled.
+///
+/// ```swift
+/// switch ReadableWait.wait(for: listener, wake: interruptPipe, until: deadline) {
+/// case .ready: accept()
+/// case .interrupted: cleanUp()
+/// case .timedOut: giveUp()
+/// }
+/// ```
+///
+/// It blocks its thread: never call it on Swift concurrency's shared threads.
+public enum ReadableWait {
+    public enum Result: Error, Sendable, Equatable {
+        /// The descriptor (one of those waited for) that is readable.
+        case ready(Int32)
+        case interrupted, timedOut
+    }
+
+    /// Waits until `fd` is readable (`.ready`), `wake` is readable (`.interrupted`; -1: nothing
+    /// wakes it) or `deadline` passed (`.timedOut`). A readable `wake` wins over a ready `fd`.
+    public static func wait(for fd: Int32, wake: Int32, until deadline: ContinuousClock.Instant) -> Result {
+        wait(for: [fd], wake: wake, until: deadline)
+    }
+
+    /// ``wait(for:wake:until:)`` for the first of several descriptors to become readable.
+    public static func wait(for fds: [Int32], wake: Int32, until deadline: ContinuousClock.Instant) -> Result {
+        while true {
+            let left = ContinuousClock.now.duration(to: deadline)
+            if left <= .zero { return .timedOut }
+            let milliseconds = Int32(min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1, 60_000))
+            var polled = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)] + fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            let ready = poll(&polled, nfds_t(polled.count), milliseconds)
+            if ready < 0 && errno != EINTR { return .timedOut }
+            if ready <= 0 { continue }
+            if polled[0].revents != 0 { return .interrupted }
+            if let readable = polled.dropFirst().first(where: { $0.revents != 0 }) { return .ready(readable.fd) }
+        }
+    }
+}
