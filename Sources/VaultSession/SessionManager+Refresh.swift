@@ -69,9 +69,9 @@ extension SessionManager {
     /// What step 4 made of the provider's answer.
     private enum Applied {
         /// The answer, and tokens to revoke once the lock is given back.
-        case answer(AutoLoginResult, revocation: QueuedRevocation? = nil)
+        case answer(AutoLoginResult, revocation: PendingRevocation? = nil)
         /// The login changed while the request was out: `current` is what the store holds now.
-        case superseded(current: LoginSession?, revocation: QueuedRevocation?)
+        case superseded(current: LoginSession?, revocation: PendingRevocation?)
     }
 
     /// The one place a refresh request is made.
@@ -110,10 +110,10 @@ extension SessionManager {
             }
             switch applied {
             case .answer(let result, let revocation):
-                if let revocation { _ = try? await revoke(revocation) }
+                if let revocation { _ = try? await deliver(revocation) }
                 return result
             case .superseded(let current, let revocation):
-                if let revocation { _ = try? await revoke(revocation) }
+                if let revocation { _ = try? await deliver(revocation) }
                 guard let current else { return .reauthRequired(.noSession) }
                 if current.isValid(at: clock.now, forAtLeast: validFor) { return .valid(AccessGrant(current)) }
                 supersededRounds += 1
@@ -255,11 +255,10 @@ extension SessionManager {
 
     /// The retry after a lost answer failed too: the provider may hold a refresh token this login
     /// never got, and no request could tell which token is current. The login ends as a logout
-    /// ends it (revocation journalled, then the wipe, which also ends its lease).
+    /// ends it (the wipe with its revocation queued in the same step, which also ends its lease).
     private func endInDoubt(_ session: LoginSession, for key: ItemKey) async throws -> Applied {
         logger.warning("a refresh answer was lost twice and the provider may have rotated the refresh token; the login ends")
-        let revocation = try await journalRevocation(of: session, for: key)
-        try await wipe(key, event: .reauthRequired)
+        let revocation = try await wipe(key, event: .reauthRequired, revoking: session)
         return .answer(.reauthRequired(.rotationInDoubt), revocation: revocation)
     }
 
