@@ -240,7 +240,7 @@ let package = Package(
         .testTarget(
             name: "PostgresTests",
             dependencies: [
-                "VaultPostgres", "VaultCore", "VaultCrypto", "VaultTesting", "TestSupport",
+                "VaultPostgres", "VaultCore", "VaultCrypto", "VaultTesting", "TestSupport", "VaultSession",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
