@@ -31,7 +31,19 @@ extension SessionManager {
     /// It never waits for the provider while holding the login: a refresh under way is left to
     /// find the login gone, and whatever tokens it brings back are revoked, never stored.
     public func logout(_ key: ItemKey) async throws -> LogoutResult {
-        let (pending, wasLoggedIn, kind) = try await withKeyLock(key) { () -> (PendingRevocation?, Bool, ProviderKind?) in
+        let (pending, wasLoggedIn, kind) = try await endLogin(key)
+        guard let pending else {
+            return LogoutResult(wasLoggedIn: wasLoggedIn, revoked: false, revocationQueued: false,
+                                providerCannotRevoke: kind.map { !$0.canRevoke } ?? false)
+        }
+        let outcome = try await deliver(pending)
+        return LogoutResult(wasLoggedIn: wasLoggedIn, revoked: outcome == .revoked, revocationQueued: outcome == .queued)
+    }
+
+    /// A logout's store work, under the login's lock: the wipe with its revocation queued in the
+    /// same step. Returns the revocation to send, whether a login was there, and its provider kind.
+    func endLogin(_ key: ItemKey) async throws -> (PendingRevocation?, Bool, ProviderKind?) {
+        try await withKeyLock(key) { () -> (PendingRevocation?, Bool, ProviderKind?) in
             guard let session = try await storedSession(key) else {
                 forget(key)
                 return (nil, false, nil)
@@ -39,12 +51,6 @@ extension SessionManager {
             let pending = try await wipe(key, event: .loggedOut, revoking: session)
             return (pending, true, session.provider.kind)
         }
-        guard let pending else {
-            return LogoutResult(wasLoggedIn: wasLoggedIn, revoked: false, revocationQueued: false,
-                                providerCannotRevoke: kind.map { !$0.canRevoke } ?? false)
-        }
-        let outcome = try await deliver(pending)
-        return LogoutResult(wasLoggedIn: wasLoggedIn, revoked: outcome == .revoked, revocationQueued: outcome == .queued)
     }
 
     /// Queues the revocation of `session`'s tokens in the outbox when its provider has a revocation
