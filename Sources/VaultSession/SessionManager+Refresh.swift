@@ -72,6 +72,14 @@ extension SessionManager {
         case answer(AutoLoginResult, revocation: PendingRevocation? = nil)
         /// The login changed while the request was out: `current` is what the store holds now.
         case superseded(current: LoginSession?, revocation: PendingRevocation?)
+
+        /// The `outcome` dimension of `sortedvault_refreshes_total`.
+        var outcome: String {
+            switch self {
+            case .answer(let result, _): result.outcome
+            case .superseded: "superseded"
+            }
+        }
     }
 
     /// The one place a refresh request is made.
@@ -105,9 +113,16 @@ extension SessionManager {
             let answer = answersLost >= 2
                 ? RefreshAnswer.lost("the answers to the last refresh requests were lost")
                 : await verified(await oauth.refresh(session, refreshToken: usedToken), for: session)
-            let applied = try await withKeyLock(key) {
-                try await apply(answer, to: session, usedToken: usedToken, lease: lease, inDoubt: answersLost >= 1, for: key)
+            let applied: Applied
+            do {
+                applied = try await withKeyLock(key) {
+                    try await apply(answer, to: session, usedToken: usedToken, lease: lease, inDoubt: answersLost >= 1, for: key)
+                }
+            } catch {
+                metrics.refresh("failed")
+                throw error
             }
+            metrics.refresh(applied.outcome)
             switch applied {
             case .answer(let result, let revocation):
                 if let revocation { _ = try? await deliver(revocation) }
@@ -205,6 +220,7 @@ extension SessionManager {
                 throw error
             }
             guard written else {
+                metrics.fencedCommit()
                 // The lease ran out and another manager took the login over (or a sign-in or a
                 // logout replaced it): this answer came too late, as one after a logout does.
                 return .superseded(current: try await storedSession(key), revocation: try await discard(next, for: key))

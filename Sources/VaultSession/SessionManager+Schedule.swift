@@ -84,6 +84,14 @@ extension SessionManager {
             // Other managers queue and fail entries this one does not hear of: look again in a while.
             if outbox.outboxIsShared { wakeForRevocations(at: now.addingTimeInterval(Self.sharedOutboxPoll)) }
         }
+        await recordStoreMetrics()
+    }
+
+    /// Sets the store's gauges (backlog, logins in doubt); a store that cannot answer now leaves
+    /// them as they were.
+    func recordStoreMetrics() async {
+        guard let backlog = try? await revocationBacklog(), let inDoubt = try? await store.loginsInDoubt() else { return }
+        metrics.record(backlog, loginsInDoubt: inDoubt)
     }
 
     /// How often a manager looks for due entries in an outbox that other managers share.

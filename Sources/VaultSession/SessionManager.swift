@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import Synchronization
@@ -104,6 +105,7 @@ public actor SessionManager {
     public let configuration: Configuration
     let random: @Sendable () -> Double
     let logger: Logger
+    let metrics: SessionMetrics
     /// How the daemon's log names a login's service (the access log's pseudonym); never the name
     /// itself by default, since the log lies on disk in plaintext.
     let logName: @Sendable (String) -> String
@@ -139,6 +141,8 @@ public actor SessionManager {
     ///   - store: where logins live; a store that is not a ``LoginLeases`` gets a ``LocalLoginLeases`` of its own.
     ///   - random: numbers in 0..<1 for jitter; tests pass a fixed sequence.
     ///   - sleeper: what a wait for another manager's refresh sleeps on; tests pass a `ManualSleepClock`.
+    ///   - metrics: where refresh outcomes, fenced commits and the store's backlog are reported
+    ///     (`SessionMetrics.swift`); the process's bootstrapped factory unless given.
     /// - Throws: `.invalidArgument` when ``Configuration/refreshLease`` is shorter than twice the
     ///   transport's ``OAuthTransport/requestDeadline``.
     public init(store: any TokenStore, transport: any OAuthTransport, clock: any VaultClock,
@@ -146,7 +150,8 @@ public actor SessionManager {
                 random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
                 sleeper: any Clock<Duration> = ContinuousClock(),
                 logger: Logger = Logger(label: "sortedvault.session"),
-                logName: @escaping @Sendable (String) -> String = { _ in "<private>" }) throws {
+                logName: @escaping @Sendable (String) -> String = { _ in "<private>" },
+                metrics: any MetricsFactory = MetricsSystem.factory) throws {
         let deadline = transport.requestDeadline
         guard deadline > 0, configuration.refreshLease >= 2 * deadline else {
             throw VaultError.invalidArgument(
@@ -167,6 +172,7 @@ public actor SessionManager {
         self.configuration = configuration
         self.random = random
         self.logger = logger
+        self.metrics = SessionMetrics(factory: metrics)
     }
 
     // MARK: Sign-in
