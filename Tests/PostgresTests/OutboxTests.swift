@@ -93,6 +93,27 @@ extension PostgresSuite {
             }
         }
 
+        /// A queued revocation's tokens are not in the database in plaintext or hex.
+        @Test func aDatabaseAdministratorSeesNoQueuedToken() async throws {
+            let database = try FleetDatabase.fresh()
+            let token = "refresh-token-outbox-51c2-SECRET"
+            try await database.withStore(master: masterKey()) { store in
+                _ = try await store.enqueueRevocation(SecureBytes(copying: Array(token.utf8)), for: Self.login, wiping: true,
+                                                      holdFor: 0, discardAfter: Self.far)
+            }
+            var seen: [UInt8] = []
+            for row in try await database.sql("SELECT row_to_json(t)::text FROM sortedvault_outbox t") {
+                seen += Array(try row.decode(String.self).utf8)
+            }
+            for row in try await database.sql("SELECT lookup, sealed_payload FROM sortedvault_outbox") {
+                let (lookup, payload) = try row.decode((ByteBuffer, ByteBuffer).self)
+                seen += Array(lookup.readableBytesView) + Array(payload.readableBytesView)
+            }
+            #expect(seen.count > 100, "the entry was not read")
+            let needle = Array(token.utf8), hex = Array(needle.map { String(format: "%02x", $0) }.joined().utf8)
+            #expect(!contains(seen, needle) && !contains(seen, hex), "the database shows the queued token")
+        }
+
         /// Rewrap moves queued payloads to the new key with the rows, and retires the old key.
         @Test func rewrapMovesQueuedPayloadsToTheNewKey() async throws {
             let database = try FleetDatabase.fresh()
