@@ -71,10 +71,13 @@ public enum RevocationOutboxConformance {
     }
 
     static func heldThenClaimed(_ s: Subject) async throws {
-        let sent = try await s.a.enqueueRevocation(payload("revoke"), for: login, wiping: true, holdFor: s.shortClaim, discardAfter: discardAfter)
-        try require(sent.attempts == 0, "a new entry has no attempts, got \(sent.attempts)")
+        // A long hold: no other handle gets the entry, however slow the machine.
+        let held = try await s.a.enqueueRevocation(payload("held"), for: login, wiping: true, holdFor: 600, discardAfter: discardAfter)
+        try require(held.attempts == 0, "a new entry has no attempts, got \(held.attempts)")
         let early = try await s.b.claimDueRevocations(limit: 10, for: 600)
         try require(early.isEmpty, "an entry held by its sender was claimed: \(early)")
+        // A short hold that runs out: the entry is another handle's to claim.
+        let sent = try await s.a.enqueueRevocation(payload("revoke"), for: login, wiping: true, holdFor: s.shortClaim, discardAfter: discardAfter)
         try await s.pass(s.shortClaim)
         let claimed = try await s.b.claimDueRevocations(limit: 10, for: 600)
         try require(claimed.map(\.id) == [sent.id], "expected entry \(sent.id), got \(claimed)")
@@ -99,18 +102,22 @@ public enum RevocationOutboxConformance {
     }
 
     static func deadClaimer(_ s: Subject) async throws {
+        // A long claim: the other handle does not get the entry while it lasts.
+        let kept = try await s.a.enqueueRevocation(payload("kept"), for: login, wiping: true, holdFor: 0, discardAfter: discardAfter)
+        let held = try await s.a.claimDueRevocations(limit: 10, for: 600)
+        try require(held.map(\.id) == [kept.id], "expected A to claim \(kept.id), got \(held)")
+        try require(try await s.b.claimDueRevocations(limit: 10, for: 600).isEmpty, "B claimed an entry A still holds")
+        // A short claim, and A dies: it neither delivers nor reports a failure.
         let sent = try await s.a.enqueueRevocation(payload("revoke"), for: login, wiping: true, holdFor: 0, discardAfter: discardAfter)
         let byA = try await s.a.claimDueRevocations(limit: 10, for: s.shortClaim)
         try require(byA.map(\.id) == [sent.id], "expected A to claim \(sent.id), got \(byA)")
-        // A dies here: it neither delivers nor reports a failure.
-        try require(try await s.b.claimDueRevocations(limit: 10, for: 600).isEmpty, "B claimed an entry A still holds")
         try await s.pass(s.shortClaim)
         let byB = try await s.b.claimDueRevocations(limit: 10, for: 600)
-        try require(byB.map(\.id) == [sent.id], "expected B to take over \(sent.id), got \(byB)")
+        try require(byB.map(\.id) == [sent.id], "expected B to take over \(sent.id) alone, got \(byB)")
         try require(byB[0].claim != byA[0].claim, "a new claim must have a new number")
         try require(byB[0].payload.constantTimeEquals(Array("revoke".utf8)), "the payload changed hands damaged")
         try await s.b.revocationDelivered(byB[0])
-        try require(try await s.a.revocationBacklog(stuckAfter: 1).pending == 0, "a delivered entry is still counted")
+        try require(try await s.a.revocationBacklog(stuckAfter: 1).pending == 1, "expected only the entry A still holds, pending")
     }
 
     static func failuresKept(_ s: Subject) async throws {
