@@ -56,6 +56,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", exact: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -82,6 +83,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
         .target(name: "VaultTesting", dependencies: ["VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON"]),
@@ -95,7 +97,10 @@ let package = Package(
         .target(name: "VaultAPI", dependencies: ["BoundedJSON", "VaultCrypto"], plugins: ["GenerateInterfaceCode"]),
         .target(
             name: "VaultSession",
-            dependencies: ["VaultCore", "VaultCrypto", "BoundedJSON", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "VaultCore", "VaultCrypto", "BoundedJSON", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
         ),
         // OpenID Connect: discovery, JWKS and id-token verification (RS256, ES256), no I/O of its own.
         // swift-crypto is for signature checks only; secrets at rest stay with libsodium (VaultCrypto).
@@ -210,7 +215,8 @@ let package = Package(
             dependencies: ["CLICore", "VaultAPI", "VaultClient", "Varlink", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON", "CLIOptions"]
         ),
         .testTarget(name: "VaultAPITests", dependencies: ["VaultAPI", "VaultCrypto", "BoundedJSON"]),
-        .testTarget(name: "VaultSessionTests", dependencies: ["VaultSession", "VaultCore", "VaultCrypto", "VaultTesting", "BoundedJSON", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "VaultSessionTests", dependencies: ["VaultSession", "VaultCore", "VaultCrypto", "VaultTesting", "BoundedJSON", .product(name: "Logging", package: "swift-log"),
+                                                              .product(name: "MetricsTestKit", package: "swift-metrics")]),
         .testTarget(name: "VaultPolicyTests", dependencies: ["VaultPolicy"]),
         .testTarget(name: "SortedVaultTests", dependencies: ["SortedVault", "VaultTesting", "TestSupport"]),
         .testTarget(name: "CredentialHelpersTests", dependencies: ["CredentialHelpers", "VaultCrypto"]),
@@ -247,6 +253,7 @@ let package = Package(
                 "VaultPostgres", "VaultCore", "VaultCrypto", "VaultTesting", "TestSupport", "VaultClient", "VaultSession",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -89,6 +89,17 @@ public final class SessionClient: LoginService {
                             providerCannotRevoke: reply.providerCannotRevoke)
     }
 
+    /// Logs out every login of `service` (policy operation `fleet.revoke`), each as ``logout(_:)`` does.
+    public func logoutAll(service: String) async throws -> BulkLogoutResult {
+        BulkLogoutResult(wire: try await call(SessionInterface.FleetRevoke.self, .init(service: service)))
+    }
+
+    /// The revocation backlog, the logins in doubt and the data keys in use of the daemon's store
+    /// (policy operation `fleet.status`).
+    public func fleetStatus() async throws -> FleetStatus {
+        FleetStatus(wire: try await call(SessionInterface.FleetStatus.self, .init()))
+    }
+
     /// The login's state as the daemon reports it (never tokens).
     public func status(_ key: ItemKey) async throws -> SessionStatus {
         SessionStatus(wire: try await call(SessionInterface.Status.self, .init(key)).session)

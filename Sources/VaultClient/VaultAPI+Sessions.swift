@@ -193,3 +193,34 @@ extension ProviderSettings {
         }
     }
 }
+
+extension SessionInterface.FleetRevoke.Reply {
+    public init(_ result: BulkLogoutResult) {
+        self.init(loggedOut: Int64(result.loggedOut), revoked: Int64(result.revoked), revocationsQueued: Int64(result.revocationsQueued))
+    }
+}
+
+extension BulkLogoutResult {
+    public init(wire reply: SessionInterface.FleetRevoke.Reply) {
+        self.init(loggedOut: Int(clamping: reply.loggedOut), revoked: Int(clamping: reply.revoked),
+                  revocationsQueued: Int(clamping: reply.revocationsQueued))
+    }
+}
+
+extension SessionInterface.FleetStatus.Reply {
+    public init(_ status: FleetStatus) {
+        self.init(pendingRevocations: Int64(status.revocations.pending), stuckRevocations: Int64(status.revocations.stuck),
+                  stuckAfter: Int64(status.stuckAfter), oldestRevocationSeconds: status.revocations.oldestAge,
+                  loginsInDoubt: Int64(status.loginsInDoubt),
+                  dataKeys: status.dataKeys?.map { SessionInterface.DataKey(id: Int64($0.id), rows: Int64($0.rows)) })
+    }
+}
+
+extension FleetStatus {
+    public init(wire reply: SessionInterface.FleetStatus.Reply) {
+        self.init(revocations: RevocationBacklog(pending: Int(clamping: reply.pendingRevocations), stuck: Int(clamping: reply.stuckRevocations),
+                                                 oldestAge: reply.oldestRevocationSeconds),
+                  stuckAfter: Int(clamping: reply.stuckAfter), loginsInDoubt: Int(clamping: reply.loginsInDoubt),
+                  dataKeys: reply.dataKeys?.map { DataKeyUse(id: Int(clamping: $0.id), rows: Int(clamping: $0.rows)) })
+    }
+}

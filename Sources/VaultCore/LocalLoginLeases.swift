@@ -95,6 +95,13 @@ public actor LocalLoginLeases: LoginLeases {
         return stream
     }
 
+    public func loginsInDoubt() async throws -> Int {
+        let now = clock.now
+        return entries.values.filter { entry in
+            entry.lost > 0 || (entry.unresolved && entry.lease.map { $0.expiresAt <= now } ?? false)
+        }.count
+    }
+
     // MARK: TokenStore
 
     public func store(_ secret: SecureBytes, for key: ItemKey, options: StoreOptions) async throws {

@@ -85,6 +85,29 @@ public protocol LoginLeases: TokenStore {
     /// time. nil when the store offers no hints (waiters then only look again by time). The stream
     /// ends when its consumer stops iterating.
     func changes(of item: ItemKey) async -> AsyncStream<Void>?
+
+    /// How many logins are in doubt, for operators: a refresh answer was lost (released with
+    /// `answerLost`), or a lease ran out with its holder's answer unknown. A refresh merely under
+    /// way (its lease live) is not counted.
+    func loginsInDoubt() async throws -> Int
+}
+
+/// A store whose rows are sealed under numbered data keys (the fleet's PostgreSQL store): which
+/// keys the rows use, for operators watching a key rotation.
+public protocol DataKeyReporting: Sendable {
+    /// The data keys that sealed rows or queued entries use now, by id ascending.
+    func dataKeysInUse() async throws -> [DataKeyUse]
+}
+
+/// One data key and how many rows (items and queued entries) are sealed under it.
+public struct DataKeyUse: Sendable, Equatable {
+    public let id: Int
+    public let rows: Int
+
+    public init(id: Int, rows: Int) {
+        self.id = id
+        self.rows = rows
+    }
 }
 
 extension LoginLeases {

@@ -59,6 +59,21 @@ final class SessionService: VarlinkInterface {
                                                                 revocationQueued: result.revocationQueued,
                                                                 providerCannotRevoke: result.providerCannotRevoke))
                 }
+            case .fleetRevoke:
+                let request = try SessionInterface.FleetRevoke.Request(from: parameters)
+                let service = try VaultInterface.ItemName.checked(request.service, parameter: "service")
+                try access.require(peer, "fleet.revoke", service: service, interface: name)
+                activity.touch()
+                return .task {
+                    let result = try await self.sessions.logoutAll(service: service)
+                    self.logger.notice("logged out every login of a service", metadata: [
+                        "uid": "\(peer.uid)", "loggedOut": "\(result.loggedOut)", "revocationsQueued": "\(result.revocationsQueued)",
+                    ])
+                    return .typed(SessionInterface.FleetRevoke.Reply(result))
+                }
+            case .fleetStatus:
+                try access.require(peer, "fleet.status", service: nil, interface: name)
+                return .task { .typed(SessionInterface.FleetStatus.Reply(try await self.sessions.fleetStatus())) }
             case .status:
                 let key = try authorized(.init(from: parameters), peer, "session.status")
                 return .task { .typed(SessionInterface.Status.Reply(session: .init(try await self.sessions.status(key)))) }

@@ -54,6 +54,19 @@ enum FleetSchema {
                 last_error text)
             """,
         ]),
+        (2, [
+            // The outbox in use: when an entry was queued (the backlog's age), when its tokens are
+            // dead anyway (it may go then), and the number of its latest claim, which fences the
+            // failure report of a claimer that was overtaken.
+            """
+            ALTER TABLE sortedvault_outbox
+                ADD COLUMN queued_at timestamptz NOT NULL DEFAULT now(),
+                ADD COLUMN discard_after timestamptz,
+                ADD COLUMN claim bigint NOT NULL DEFAULT 0
+            """,
+            "CREATE INDEX sortedvault_outbox_due ON sortedvault_outbox (next_attempt_at)",
+            "CREATE INDEX sortedvault_outbox_key ON sortedvault_outbox (key_id)",
+        ]),
     ]
 
     static var currentVersion: Int32 { migrations.last!.version }

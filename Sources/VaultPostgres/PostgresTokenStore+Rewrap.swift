@@ -36,8 +36,9 @@ extension PostgresTokenStore {
         var moved = 0
         while true {
             let count = try await rewrapBatch(to: newKeyID, batchSize: batchSize)
+            let entries = try await rewrapOutboxBatch(to: newKeyID, batchSize: batchSize)
             moved += count
-            if count == batchSize { continue }
+            if count == batchSize || entries == batchSize { continue }
             if let retired = try await retireKeys(below: newKeyID) {
                 return RewrapReport(keyID: newKeyID, rows: moved, retiredKeyIDs: retired)
             }
@@ -76,14 +77,43 @@ extension PostgresTokenStore {
         }
     }
 
+    /// Moves up to `batchSize` unlocked outbox entries under an older key to `keyID`, in one
+    /// transaction. An entry keeps its id (its identity); a claimer holding its payload is not
+    /// disturbed.
+    private func rewrapOutboxBatch(to keyID: Int32, batchSize: Int) async throws -> Int {
+        let newKey = try await dataKey(keyID)
+        let oldKeys = try await openKeysBelow(keyID)
+        return try await transaction { connection, logger -> Int in
+            let rows = try await connection.query("""
+                SELECT id, lookup, key_id, sealed_payload FROM sortedvault_outbox
+                WHERE key_id < \(keyID) ORDER BY id LIMIT \(batchSize) FOR UPDATE SKIP LOCKED
+                """, logger: logger).collect()
+            for row in rows {
+                let (id, lookupBuffer, oldKeyID, sealed) = try row.decode((Int64, ByteBuffer, Int32, ByteBuffer).self)
+                let lookup = Array(lookupBuffer.readableBytesView)
+                guard let oldKey = oldKeys[oldKeyID] else { throw VaultErrorText.unknownKey(oldKeyID) }
+                let old = RowSeal.Identity(lookup: lookup, generation: id, keyID: oldKeyID)
+                let new = RowSeal.Identity(lookup: lookup, generation: id, keyID: keyID)
+                let payload: SecureBytes
+                do { payload = try RowSeal.open(sealed, .revocation, old, key: oldKey) } catch { throw VaultErrorText.outboxEntryDoesNotOpen }
+                let resealed = try RowSeal.seal(payload, .revocation, new, key: newKey)
+                try await connection.query(
+                    "UPDATE sortedvault_outbox SET key_id = \(keyID), sealed_payload = \(resealed) WHERE id = \(id)", logger: logger)
+            }
+            return rows.count
+        }
+    }
+
     /// Retires the active data keys below `keyID` when no row uses them; nil while some row still does.
     private func retireKeys(below keyID: Int32) async throws -> [Int32]? {
         try await transaction { connection, logger -> [Int32]? in
             let locked = try await connection.query("""
                 SELECT key_id FROM sortedvault_keys WHERE purpose = 'data' AND state = 'active' AND key_id < \(keyID) FOR UPDATE
                 """, logger: logger).collect().map { try $0.decode(Int32.self) }
-            let remaining = try await connection.query(
-                "SELECT count(*) FROM sortedvault_items WHERE key_id < \(keyID)", logger: logger).collect()
+            let remaining = try await connection.query("""
+                SELECT (SELECT count(*) FROM sortedvault_items WHERE key_id < \(keyID))
+                     + (SELECT count(*) FROM sortedvault_outbox WHERE key_id < \(keyID))
+                """, logger: logger).collect()
             guard try remaining.first?.decode(Int64.self) == 0 else { return nil }
             try await connection.query("""
                 UPDATE sortedvault_keys SET state = 'retired' WHERE purpose = 'data' AND state = 'active' AND key_id < \(keyID)

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import PostgresNIO
@@ -25,26 +26,32 @@ public final class PostgresTokenStore: TokenStore {
     let deadline: DatabaseDeadline
     let logger: Logger
     let hints = ChangeHints()
+    let metrics: DatabaseMetrics
 
-    private init(client: PostgresClient, keys: FleetKeyRing, clock: any VaultClock, deadline: DatabaseDeadline, logger: Logger) {
+    private init(client: PostgresClient, keys: FleetKeyRing, clock: any VaultClock, deadline: DatabaseDeadline, logger: Logger,
+                 metrics: DatabaseMetrics) {
         self.client = client
         self.keys = keys
         self.clock = clock
         self.deadline = deadline
         self.logger = logger
+        self.metrics = metrics
     }
 
     /// Brings the schema up to date, creates the fleet's keys if none exist (both under the migration
     /// lock), and loads the keys with `masterKey`, which must be the one the fleet's keys were wrapped with.
+    /// Each call's latency, measured on `deadlineClock`, goes to `metrics` ([DatabaseMetrics]).
     public static func open(client: PostgresClient, masterKey: SecureBytes, clock: any VaultClock, callDeadline: Duration,
-                            deadlineClock: any Clock<Duration> = ContinuousClock(), logger: Logger? = nil) async throws -> PostgresTokenStore {
+                            deadlineClock: any Clock<Duration> = ContinuousClock(), logger: Logger? = nil,
+                            metrics: any MetricsFactory = MetricsSystem.factory) async throws -> PostgresTokenStore {
         var logger = logger ?? Logger(label: "sortedvault.postgres")
         // postgres-nio logs statements at debug level; they carry ciphertext and keyed hashes only,
         // but a log is no place for either.
         logger.logLevel = max(logger.logLevel, .info)
         let store = PostgresTokenStore(
             client: client, keys: try FleetKeyRing(master: masterKey), clock: clock,
-            deadline: DatabaseDeadline(clock: deadlineClock, limit: callDeadline), logger: logger)
+            deadline: DatabaseDeadline(clock: deadlineClock, limit: callDeadline), logger: logger,
+            metrics: DatabaseMetrics(factory: metrics))
         let keys = store.keys
         try await store.transaction { connection, logger in
             try await FleetSchema.migrate(connection, logger: logger)
@@ -179,13 +186,17 @@ public final class PostgresTokenStore: TokenStore {
     /// Runs `body` on a pooled connection, autocommit, under the deadline.
     func connection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
         let client = client, logger = logger
-        return try await deadline.run { try await client.withConnection { try await body($0, logger) } }
+        return try await metrics.timed("query", on: deadline.clock) {
+            try await deadline.run { try await client.withConnection { try await body($0, logger) } }
+        }
     }
 
     /// Runs `body` in one transaction under the deadline: committed when it returns, rolled back when it throws.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
         let client = client, logger = logger
-        return try await deadline.run { try await client.withTransaction(logger: logger) { try await body($0, logger) } }
+        return try await metrics.timed("transaction", on: deadline.clock) {
+            try await deadline.run { try await client.withTransaction(logger: logger) { try await body($0, logger) } }
+        }
     }
 
     /// The data key `id`, loading the key table again when another daemon added it since.

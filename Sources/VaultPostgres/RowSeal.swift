@@ -5,11 +5,14 @@ import VaultCrypto
 /// How a row's two ciphertexts are sealed: AEAD under the row's data key, with associated data
 /// `"sortedvault fleet item v1" ‖ 0 ‖ part ‖ lookup ‖ generation ‖ key id`. A ciphertext copied to
 /// another row, put back from an older generation, relabelled with another key id, or swapped
-/// between the metadata and secret columns fails to open.
+/// between the metadata and secret columns fails to open. An outbox entry is sealed the same way,
+/// as part 3 with its id in place of the generation, so no payload opens as an item or another entry.
 enum RowSeal {
     enum Part: UInt8 {
         case metadata = 1
         case secret = 2
+        /// A revocation outbox entry's payload; its identity's generation is the entry's id.
+        case revocation = 3
     }
 
     struct Identity: Sendable {

@@ -23,3 +23,8 @@ enum VaultErrorText {
     static let noActiveKey = VaultError.storageFailure(
         "the fleet database has no active data key; its key table was changed by hand: restore it from a backup")
 }
+
+extension VaultErrorText {
+    static let outboxEntryDoesNotOpen = VaultError.integrityFailure(
+        "a revocation outbox entry in the fleet database failed its integrity check: it was damaged, tampered with, or moved from another entry or key")
+}

@@ -2,9 +2,11 @@ import Foundation
 import VaultCore
 import VaultCrypto
 
-/// A logout's revocation that has not reached the provider yet: written before the login is wiped
-/// (so a crash in the middle of a logout is finished at the next start) and deleted once the
-/// provider confirmed. Stored sealed, like the login it came from.
+/// A revocation that has not reached the provider yet: the payload of an entry in the store's
+/// ``RevocationOutbox``, queued with the wipe of its login (so a crash in the middle of a logout
+/// loses neither) and removed once the provider confirmed. Sealed like the login it came from.
+/// `id` is the outbox entry's id when read back; ``item`` is where ``LocalRevocationOutbox`` keeps
+/// an entry of that id.
 struct QueuedRevocation: Sendable {
     let id: String
     let login: ItemKey

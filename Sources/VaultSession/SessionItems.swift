@@ -6,7 +6,7 @@ import VaultCore
 /// refresh token and client secret included — is reachable only through the session API.
 public enum SessionItems {
     public static let sessionPrefix = ItemKey.reservedServicePrefix + "session/"
-    public static let revocationService = ItemKey.reservedServicePrefix + "revocation"
+    public static let revocationService = LocalRevocationOutbox.service
 
     /// The item that holds the login of `key`.
     static func item(for key: ItemKey) throws -> ItemKey {

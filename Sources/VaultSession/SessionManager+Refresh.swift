@@ -72,9 +72,17 @@ extension SessionManager {
     /// What step 4 made of the provider's answer.
     private enum Applied {
         /// The answer, and tokens to revoke once the lock is given back.
-        case answer(AutoLoginResult, revocation: QueuedRevocation? = nil)
+        case answer(AutoLoginResult, revocation: PendingRevocation? = nil)
         /// The login changed while the request was out: `current` is what the store holds now.
-        case superseded(current: LoginSession?, revocation: QueuedRevocation?)
+        case superseded(current: LoginSession?, revocation: PendingRevocation?)
+
+        /// The `outcome` dimension of `sortedvault_refreshes_total`.
+        var outcome: String {
+            switch self {
+            case .answer(let result, _): result.outcome
+            case .superseded: "superseded"
+            }
+        }
     }
 
     /// The one place a refresh request is made.
@@ -119,15 +127,22 @@ extension SessionManager {
             let answer = answersLost >= 2
                 ? RefreshAnswer.lost("the answers to the last refresh requests were lost")
                 : await verified(await oauth.refresh(session, refreshToken: usedToken), for: session)
-            let applied = try await withKeyLock(key) {
-                try await apply(answer, to: session, usedToken: usedToken, lease: lease, inDoubt: answersLost >= 1, for: key)
+            let applied: Applied
+            do {
+                applied = try await withKeyLock(key) {
+                    try await apply(answer, to: session, usedToken: usedToken, lease: lease, inDoubt: answersLost >= 1, for: key)
+                }
+            } catch {
+                metrics.refresh("failed")
+                throw error
             }
+            metrics.refresh(applied.outcome)
             switch applied {
             case .answer(let result, let revocation):
-                if let revocation { _ = try? await revoke(revocation) }
+                if let revocation { _ = try? await deliver(revocation) }
                 return result
             case .superseded(let current, let revocation):
-                if let revocation { _ = try? await revoke(revocation) }
+                if let revocation { _ = try? await deliver(revocation) }
                 guard let current else { return .reauthRequired(.noSession) }
                 if current.isValid(at: clock.now, forAtLeast: validFor) { return .valid(AccessGrant(current)) }
                 supersededRounds += 1
@@ -219,6 +234,7 @@ extension SessionManager {
                 throw error
             }
             guard written else {
+                metrics.fencedCommit()
                 // The lease ran out and another manager took the login over (or a sign-in or a
                 // logout replaced it): this answer came too late, as one after a logout does.
                 return .superseded(current: try await storedSession(key), revocation: try await discard(next, for: key))
@@ -269,11 +285,10 @@ extension SessionManager {
 
     /// The retry after a lost answer failed too: the provider may hold a refresh token this login
     /// never got, and no request could tell which token is current. The login ends as a logout
-    /// ends it (revocation journalled, then the wipe, which also ends its lease).
+    /// ends it (the wipe with its revocation queued in the same step, which also ends its lease).
     private func endInDoubt(_ session: LoginSession, for key: ItemKey) async throws -> Applied {
         logger.warning("a refresh answer was lost twice and the provider may have rotated the refresh token; the login ends")
-        let revocation = try await journalRevocation(of: session, for: key)
-        try await wipe(key, event: .reauthRequired)
+        let revocation = try await wipe(key, event: .reauthRequired, revoking: session)
         return .answer(.reauthRequired(.rotationInDoubt), revocation: revocation)
     }
 

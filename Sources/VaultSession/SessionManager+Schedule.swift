@@ -4,18 +4,16 @@ import VaultCore
 extension SessionManager {
     /// Reads the stored logins and queued revocations: run it when the store opens (daemon start,
     /// unlock). Finishes logouts a crash interrupted, wipes logins that ended meanwhile, and
-    /// schedules proactive refreshes.
+    /// schedules proactive refreshes and the delivery of queued revocations.
     public func resume() async throws {
         let items = try await store.list(service: nil)
-        for item in items where item.service.utf8.elementsEqual(SessionItems.revocationService.utf8) {
-            let stored = try await store.retrieve(item.key)
-            guard let revocation = try? QueuedRevocation(id: item.account, sealedRecord: stored.secret) else { continue }
-            if queuedRevocations[revocation.id] == nil {
-                queuedRevocations[revocation.id] = RetryState(failures: 0, notBefore: clock.now)
-            }
-            // A logout that crashed after journalling and before wiping: finish the wipe. Only the
-            // very tokens journalled are wiped: discarded tokens of a refresh that came too late
-            // are journalled too, while their sign-in lives on with newer ones.
+        let unconfirmed = try await outbox.revocationsToReconcile()
+        for entry in unconfirmed {
+            guard let revocation = try? QueuedRevocation(id: entry.id, sealedRecord: entry.payload) else { continue }
+            // A logout that crashed after queueing and before wiping (a store that cannot do both
+            // in one step): finish the wipe. Only the very tokens queued are wiped: discarded
+            // tokens of a refresh that came too late are queued too, while their sign-in lives on
+            // with newer ones.
             try await withKeyLock(revocation.login) {
                 if let session = try await storedSession(revocation.login), session.loginID == revocation.loginID,
                    session.accessToken == revocation.accessToken {
@@ -27,6 +25,8 @@ extension SessionManager {
             guard let key = SessionItems.login(of: item.key), tracked[key] == nil else { continue }
             if let session = try? await storedSession(key) { track(session, for: key) }
         }
+        // Entries left by an earlier run (or, in a shared outbox, by any manager) are due now.
+        if !unconfirmed.isEmpty || outbox.outboxIsShared { wakeForRevocations(at: clock.now) }
         scheduleChanged()
     }
 
@@ -43,7 +43,7 @@ extension SessionManager {
                 consider(max(refreshAt, retries[key]?.notBefore ?? refreshAt))
             }
         }
-        for state in queuedRevocations.values { consider(state.notBefore) }
+        consider(revocationCheckAt)
         return earliest
     }
 
@@ -70,23 +70,37 @@ extension SessionManager {
                     configuration.retry.delay(afterFailures: failures, random: random())), lastAttemptAt: now)
             }
         }
-        for (id, state) in queuedRevocations where state.notBefore <= now {
+        if let due = revocationCheckAt, due <= now {
+            revocationCheckAt = nil
             do {
-                let stored = try await store.retrieve(try ItemKey(service: SessionItems.revocationService, account: id))
-                _ = try await revoke(try QueuedRevocation(id: id, sealedRecord: stored.secret))
+                try await deliverDueRevocations()
             } catch let error as VaultError where error.code == .locked {
+                wakeForRevocations(at: now)
                 return
-            } catch let error as VaultError where error.code == .notFound {
-                queuedRevocations[id] = nil  // expired: it no longer matters
             } catch {
-                logger.warning("queued revocation failed", metadata: ["error": "\(error)"])
-                queuedRevocations[id] = nil
+                logger.warning("queued revocations could not be claimed", metadata: ["error": "\(error)"])
+                wakeForRevocations(at: now.addingTimeInterval(configuration.retry.delay(afterFailures: 1, random: random())))
             }
+            // Other managers queue and fail entries this one does not hear of: look again in a while.
+            if outbox.outboxIsShared { wakeForRevocations(at: now.addingTimeInterval(Self.sharedOutboxPoll)) }
         }
+        await recordStoreMetrics()
     }
 
-    /// How many revocations wait for the provider.
-    public var queuedRevocationCount: Int { queuedRevocations.count }
+    /// Sets the store's gauges (backlog, logins in doubt); a store that cannot answer now leaves
+    /// them as they were.
+    func recordStoreMetrics() async {
+        guard let backlog = try? await revocationBacklog(), let inDoubt = try? await store.loginsInDoubt() else { return }
+        metrics.record(backlog, loginsInDoubt: inDoubt)
+    }
+
+    /// How often a manager looks for due entries in an outbox that other managers share.
+    static var sharedOutboxPoll: TimeInterval { 30 }
+
+    /// How many revocations wait for the provider (in the whole outbox, when it is shared).
+    public var queuedRevocationCount: Int {
+        get async { (try? await outbox.revocationBacklog(stuckAfter: .max).pending) ?? 0 }
+    }
 
     /// Calls `observer` whenever the schedule changes, so a sleeping driver can wake early.
     public func observeSchedule(_ observer: @escaping @Sendable () -> Void) {

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import Synchronization
@@ -58,11 +59,16 @@ public actor SessionManager {
         /// Whether device sign-ins (RFC 8628) may begin: an administrator who fears their phishing
         /// risk (a code the user is talked into entering) turns them off.
         public var deviceFlow: Bool
+        /// After this many failed deliveries a queued revocation counts as stuck in
+        /// ``SessionManager/revocationBacklog()``: still retried, and shown to the operator.
+        public var revocationStuckAfter: Int
 
         public init(minValid: TimeInterval = 60, refreshAhead: TimeInterval = 60, refreshJitter: TimeInterval = 30,
                     retry: RetryPolicy = RetryPolicy(), revocationQueueLifetime: TimeInterval = 30 * 86400,
                     proactiveRefresh: Bool = true, clientRetryFloor: TimeInterval = 1,
-                    refreshLease: TimeInterval = 30, leaseRecheck: TimeInterval = 1, deviceFlow: Bool = true) {
+                    refreshLease: TimeInterval = 30, leaseRecheck: TimeInterval = 1, deviceFlow: Bool = true,
+                    revocationStuckAfter: Int = 10) {
+            self.revocationStuckAfter = revocationStuckAfter
             self.deviceFlow = deviceFlow
             self.refreshLease = refreshLease
             self.leaseRecheck = leaseRecheck
@@ -85,6 +91,9 @@ public actor SessionManager {
 
     /// The store, with its refresh lease: every read and write of logins goes through it.
     let store: any LoginLeases
+    /// Where revocations wait for the provider (``RevocationOutbox``): the store's own, or a
+    /// ``LocalRevocationOutbox`` over ``store``.
+    let outbox: any RevocationOutbox
     /// The store's immediate read, for ``autoLoginNow(_:)``.
     nonisolated let readsNow: (any TokenStoreReadingNow)?
     /// Who this manager is in the store's leases.
@@ -96,6 +105,7 @@ public actor SessionManager {
     public let configuration: Configuration
     let random: @Sendable () -> Double
     let logger: Logger
+    let metrics: SessionMetrics
     /// How the daemon's log names a login's service (the access log's pseudonym); never the name
     /// itself by default, since the log lies on disk in plaintext.
     let logName: @Sendable (String) -> String
@@ -115,8 +125,9 @@ public actor SessionManager {
     var uncommitted: [ItemKey: (session: LoginSession, lease: RefreshLease)] = [:] { didSet { hasUncommitted.store(!uncommitted.isEmpty, ordering: .releasing) } }
     /// Whether ``uncommitted`` holds anything, for ``autoLoginNow(_:)`` (which then leaves the call to the actor).
     nonisolated let hasUncommitted = Atomic<Bool>(false)
-    /// Queued revocations by item account (id), with their hold-back.
-    var queuedRevocations: [String: RetryState] = [:]
+    /// When the outbox next has an entry due that this manager knows of (its own hold-backs), or
+    /// when to look again in an outbox other managers share.
+    var revocationCheckAt: Date?
     var subscribers: [UInt64: AsyncStream<SessionEvent>.Continuation] = [:]
     var nextSubscriberID: UInt64 = 0
     var scheduleObserver: (@Sendable () -> Void)?
@@ -130,6 +141,8 @@ public actor SessionManager {
     ///   - store: where logins live; a store that is not a ``LoginLeases`` gets a ``LocalLoginLeases`` of its own.
     ///   - random: numbers in 0..<1 for jitter; tests pass a fixed sequence.
     ///   - sleeper: what a wait for another manager's refresh sleeps on; tests pass a `ManualSleepClock`.
+    ///   - metrics: where refresh outcomes, fenced commits and the store's backlog are reported
+    ///     (`SessionMetrics.swift`); the process's bootstrapped factory unless given.
     /// - Throws: `.invalidArgument` when ``Configuration/refreshLease`` is shorter than twice the
     ///   transport's ``OAuthTransport/requestDeadline``.
     public init(store: any TokenStore, transport: any OAuthTransport, clock: any VaultClock,
@@ -137,7 +150,8 @@ public actor SessionManager {
                 random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
                 sleeper: any Clock<Duration> = ContinuousClock(),
                 logger: Logger = Logger(label: "sortedvault.session"),
-                logName: @escaping @Sendable (String) -> String = { _ in "<private>" }) throws {
+                logName: @escaping @Sendable (String) -> String = { _ in "<private>" },
+                metrics: any MetricsFactory = MetricsSystem.factory) throws {
         let deadline = transport.requestDeadline
         guard deadline > 0, configuration.refreshLease >= 2 * deadline else {
             throw VaultError.invalidArgument(
@@ -146,7 +160,9 @@ public actor SessionManager {
         guard configuration.leaseRecheck > 0 else {
             throw VaultError.invalidArgument("the lease recheck interval must be longer than 0 seconds")
         }
-        self.store = (store as? any LoginLeases) ?? LocalLoginLeases(wrapping: store, clock: clock)
+        let leases = (store as? any LoginLeases) ?? LocalLoginLeases(wrapping: store, clock: clock)
+        self.store = leases
+        self.outbox = (store as? any RevocationOutbox) ?? LocalRevocationOutbox(wrapping: leases, clock: clock)
         self.readsNow = store as? any TokenStoreReadingNow
         self.leaseOwner = "manager-" + SecureRandomID.hex(SecureRandomID.make())
         self.sleeper = sleeper
@@ -156,6 +172,7 @@ public actor SessionManager {
         self.configuration = configuration
         self.random = random
         self.logger = logger
+        self.metrics = SessionMetrics(factory: metrics)
     }
 
     // MARK: Sign-in
@@ -216,10 +233,9 @@ public actor SessionManager {
         if let pending = uncommitted[key] {
             let written = try await commit(pending.session, for: key, holding: pending.lease)
             uncommitted[key] = nil
-            if !written, let revocation = try await discard(pending.session, for: key) {
+            if !written {
                 // Sent by the background work: this read may be under the login's lock.
-                queuedRevocations[revocation.id] = RetryState(failures: 0, notBefore: clock.now)
-                scheduleChanged()
+                _ = try await discard(pending.session, for: key, sendNow: false)
             }
         }
         do {
@@ -244,17 +260,27 @@ public actor SessionManager {
         return try await store.store(session.sealedRecord(), for: item, options: options, holding: lease)
     }
 
-    /// Deletes the login's item and tells the watchers.
-    func wipe(_ key: ItemKey, event: SessionEvent.Kind) async throws {
+    /// Deletes the login's item and tells the watchers. With `revoking`, the revocation of that
+    /// session's tokens is queued in the outbox in the same step as the delete, and returned for
+    /// the caller to send once it no longer holds the login's lock.
+    @discardableResult
+    func wipe(_ key: ItemKey, event: SessionEvent.Kind, revoking session: LoginSession? = nil) async throws -> PendingRevocation? {
         uncommitted[key] = nil
         // A refresh still out for this login will find it gone and discard its answer; callers
         // from now on start afresh instead of waiting for it.
         flights[key] = nil
-        do {
-            try await store.delete(try SessionItems.item(for: key))
-        } catch let error as VaultError where error.code == .notFound {}
+        var pending: PendingRevocation?
+        if let session {
+            pending = try await enqueueRevocation(of: session, for: key, wiping: true, sendNow: true)
+        }
+        if pending == nil {
+            do {
+                try await store.delete(try SessionItems.item(for: key))
+            } catch let error as VaultError where error.code == .notFound {}
+        }
         forget(key)
         publish(event, key)
+        return pending
     }
 
     // MARK: Key locks

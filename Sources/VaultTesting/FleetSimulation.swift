@@ -54,6 +54,7 @@ private struct WithoutHints: LoginLeases {
     func release(_ lease: RefreshLease, answerLost: Bool) async throws {
         try await inner.release(lease, answerLost: answerLost)
     }
+    func loginsInDoubt() async throws -> Int { try await inner.loginsInDoubt() }
     func store(_ secret: SecureBytes, for key: ItemKey, options: StoreOptions) async throws {
         try await inner.store(secret, for: key, options: options)
     }

@@ -92,7 +92,7 @@ extension PostgresSuite {
     }
 }
 
-private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
     guard needle.count <= haystack.count else { return false }
     return (0...(haystack.count - needle.count)).contains { haystack[$0..<($0 + needle.count)].elementsEqual(needle) }
 }

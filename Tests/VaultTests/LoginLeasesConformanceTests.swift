@@ -1,5 +1,6 @@
 import Testing
 import VaultCore
+import VaultCrypto
 import VaultTesting
 
 /// The lease guarantees of the in-process lease table, by the same suite the fleet store runs.
@@ -9,5 +10,25 @@ import VaultTesting
         let clock = ManualClock()
         let leases = LocalLoginLeases(wrapping: InMemoryTokenStore(clock: clock), clock: clock)
         try await check.run(.init(a: leases, b: leases, shortLease: 1) { clock.advance(by: max(0, $0.timeIntervalSince(clock.now))) })
+    }
+}
+
+/// `fleet status`'s "logins in doubt" of the in-process lease table.
+@Suite struct LocalLoginsInDoubtTests {
+    @Test func aLostAnswerOrALeaseThatRanOutUnresolvedIsInDoubtARefreshUnderWayIsNot() async throws {
+        let clock = ManualClock()
+        let leases = LocalLoginLeases(wrapping: InMemoryTokenStore(clock: clock), clock: clock)
+        let ada = try ItemKey(service: "login", account: "ada"), bob = try ItemKey(service: "login", account: "bob")
+        for item in [ada, bob] { try await leases.store(SecureBytes(copying: [1]), for: item, options: StoreOptions()) }
+        guard case .granted(let lease, _) = try await leases.claimRefresh(of: ada, owner: "a", duration: 30) else {
+            Issue.record("the claim was not granted")
+            return
+        }
+        _ = try await leases.claimRefresh(of: bob, owner: "a", duration: 60)
+        #expect(try await leases.loginsInDoubt() == 0)
+        try await leases.release(lease, answerLost: true)
+        #expect(try await leases.loginsInDoubt() == 1)
+        clock.advance(by: 61)   // bob's holder never came back
+        #expect(try await leases.loginsInDoubt() == 2)
     }
 }

@@ -1,0 +1,80 @@
+import Foundation
+import VaultCore
+
+/// What ``SessionManager/logoutAll(service:)`` did.
+public struct BulkLogoutResult: Sendable, Equatable {
+    /// Logins wiped.
+    public var loggedOut: Int
+    /// Of their revocations, those the provider confirmed.
+    public var revoked: Int
+    /// Those left in the outbox for the background work (the provider could not be reached).
+    public var revocationsQueued: Int
+
+    public init(loggedOut: Int = 0, revoked: Int = 0, revocationsQueued: Int = 0) {
+        self.loggedOut = loggedOut
+        self.revoked = revoked
+        self.revocationsQueued = revocationsQueued
+    }
+}
+
+/// The background work left to do, as an operator sees it (`sortedvault fleet status`).
+public struct FleetStatus: Sendable, Equatable {
+    public var revocations: RevocationBacklog
+    /// The attempts after which a queued revocation counts as stuck.
+    public var stuckAfter: Int
+    /// Logins whose last refresh answer is unknown (``LoginLeases/loginsInDoubt()``).
+    public var loginsInDoubt: Int
+    /// The data keys rows are sealed under, when the store has such keys; nil otherwise.
+    public var dataKeys: [DataKeyUse]?
+
+    public init(revocations: RevocationBacklog, stuckAfter: Int, loginsInDoubt: Int, dataKeys: [DataKeyUse]?) {
+        self.revocations = revocations
+        self.stuckAfter = stuckAfter
+        self.loginsInDoubt = loginsInDoubt
+        self.dataKeys = dataKeys
+    }
+}
+
+extension SessionManager {
+    /// Logs out every login of `service`, each through the logout's own steps: the wipe with its
+    /// revocation queued in one step, then the revocations sent. After the provider's first "not
+    /// reachable" the rest are not tried now: they stay queued, for the background work of every
+    /// manager sharing the store, instead of each costing a request deadline here.
+    public func logoutAll(service: String) async throws -> BulkLogoutResult {
+        try ItemKey.checkName(service, what: "service")
+        let items = try await store.list(service: SessionItems.sessionPrefix + service)
+        var result = BulkLogoutResult()
+        var pending: [PendingRevocation] = []
+        for item in items {
+            guard let key = SessionItems.login(of: item.key) else { continue }
+            let (revocation, wasLoggedIn, _) = try await endLogin(key)
+            if wasLoggedIn { result.loggedOut += 1 }
+            if let revocation { pending.append(revocation) }
+        }
+        var reachable = true
+        for revocation in pending {
+            guard reachable else {
+                result.revocationsQueued += 1
+                continue
+            }
+            switch try await deliver(revocation) {
+            case .revoked: result.revoked += 1
+            case .queued:
+                result.revocationsQueued += 1
+                reachable = false
+            case .dropped: break
+            }
+        }
+        // The entries not tried are held for a claim's length, then due for any manager.
+        if !reachable { wakeForRevocations(at: clock.now.addingTimeInterval(revocationClaim)) }
+        return result
+    }
+
+    /// The revocation backlog, the logins in doubt and the data keys in use, from the store all
+    /// managers share (or this manager's own).
+    public func fleetStatus() async throws -> FleetStatus {
+        FleetStatus(revocations: try await revocationBacklog(), stuckAfter: configuration.revocationStuckAfter,
+                    loginsInDoubt: try await store.loginsInDoubt(),
+                    dataKeys: try await (store as? any DataKeyReporting)?.dataKeysInUse())
+    }
+}
