@@ -48,6 +48,7 @@ private final class BeforeClaim: LoginLeases, Sendable {
     }
     func release(_ lease: RefreshLease, answerLost: Bool) async throws { try await inner.release(lease, answerLost: answerLost) }
     func changes(of item: ItemKey) async -> AsyncStream<Void>? { await inner.changes(of: item) }
+    func loginsInDoubt() async throws -> Int { try await inner.loginsInDoubt() }
     func store(_ secret: SecureBytes, for key: ItemKey, options: StoreOptions) async throws { try await inner.store(secret, for: key, options: options) }
     func retrieve(_ key: ItemKey) async throws -> RetrievedItem { try await inner.retrieve(key) }
     func delete(_ key: ItemKey) async throws { try await inner.delete(key) }
