@@ -74,10 +74,12 @@ enum FleetSchema {
     /// Applies the missing migrations on `connection`, which must be inside a transaction.
     static func migrate(_ connection: PostgresConnection, logger: Logger) async throws {
         // Daemons starting together wait here for the first one's migration, which may take longer
-        // than the connection's lock_timeout (meant for row locks) on a loaded server; the call
-        // deadline still bounds the whole opening.
+        // than the connection's lock_timeout (meant for row locks) and statement_timeout (the wait
+        // counts as the statement's time) on a loaded server; the call deadline still bounds the
+        // whole opening.
         try await connection.query("SET LOCAL lock_timeout = '60s'", logger: logger)
-        try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
+        try await connection.query("SET LOCAL statement_timeout = '60s'", logger: logger)
+        try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger).collect()
         try await connection.query(
             "CREATE TABLE IF NOT EXISTS sortedvault_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
             logger: logger)

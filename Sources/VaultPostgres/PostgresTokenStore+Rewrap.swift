@@ -26,7 +26,7 @@ extension PostgresTokenStore {
         guard (1...10_000).contains(batchSize) else { throw VaultError.invalidArgument("the rewrap batch size \(batchSize) is not 1–10000") }
         let keys = keys
         let newKeyID = try await transaction { connection, logger -> Int32 in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(FleetSchema.rewrapLock))", logger: logger)
+            try await connection.query("SELECT pg_advisory_xact_lock(\(FleetSchema.rewrapLock))", logger: logger).collect()
             let rows = try await connection.query("SELECT max(key_id) FROM sortedvault_keys WHERE purpose = 'data'", logger: logger).collect()
             let id = (try rows.first?.decode(Int32?.self) ?? nil ?? 0) + 1
             try await keys.insert(id: id, purpose: "data", connection, logger: logger)

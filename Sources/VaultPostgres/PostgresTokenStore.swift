@@ -210,8 +210,13 @@ public final class PostgresTokenStore: TokenStore {
 
     /// Sends the change hint of row `lookup` (``ChangeHints``); inside the change's transaction, so
     /// it is delivered only if, and once, the change is committed.
+    ///
+    /// Read to its end, as every statement that returns rows must be here: postgres-nio answers such
+    /// a statement once it *starts*, and an error after that reaches only the reader of its rows —
+    /// unread, the transaction is left aborted, so the next statement fails (25P02) or COMMIT
+    /// quietly rolls back.
     static func announceChange(of lookup: [UInt8], _ connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("SELECT pg_notify(\(ChangeHints.channel), \(ChangeHints.hex(lookup)))", logger: logger)
+        _ = try await connection.query("SELECT pg_notify(\(ChangeHints.channel), \(ChangeHints.hex(lookup)))", logger: logger).collect()
     }
 
     static func nextGenerations(_ count: Int, _ connection: PostgresConnection, logger: Logger) async throws -> [Int64] {
