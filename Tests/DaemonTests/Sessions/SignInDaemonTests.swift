@@ -184,8 +184,9 @@ extension DaemonSuite {
             #expect(login.wait() == 8, "standard input ended: the sign-in is cancelled")
         }
 
-        @Test func ctrlCClosesTheListenerAndExits130() throws {
+        @Test func ctrlCClosesTheListenerCancelsTheDaemonsSignInAndExits130() async throws {
             let world = try SignInWorld()
+            try await world.fillSignIns(leaving: 1)
             let login = try world.login(["--flow", "browser"])
             let url = try world.printedURL(login)
             let port = try #require(SignInWorld.parameter("redirect_uri", of: url).flatMap(URLComponents.init(string:))?.port)
@@ -194,6 +195,7 @@ extension DaemonSuite {
             #expect(login.wait() == 130, "\(login.standardError)")
             #expect(login.standardError.contains("interrupted"))
             #expect(SignInWorld.listeners(on: port).isEmpty)
+            try await world.expectCancelled()
         }
 
         @Test func signingInNeedsTheSessionLoginOperation() throws {
