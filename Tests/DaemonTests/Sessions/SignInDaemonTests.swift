@@ -123,6 +123,19 @@ extension DaemonSuite {
             #expect(try await world.sessions.list().isEmpty)
         }
 
+        @Test func noAnswerWithinTheTimeoutEndsTheSignInWithExit8AndClosesTheListener() async throws {
+            let world = try SignInWorld()
+            // The CLI's wait is on the real clock (a process of its own): the shortest timeout, one second.
+            let login = try BackgroundCommand([CLIHarness.executable, "session", "login", world.service, "--flow", "browser"]
+                                              + world.providerArguments + ["--timeout", "1", "--no-autostart"],
+                                              environment: world.environment(), directory: world.cli.root)
+            let port = try #require(SignInWorld.parameter("redirect_uri", of: try world.printedURL(login)).flatMap(URLComponents.init(string:))?.port)
+            #expect(login.wait() == 8, "\(login.standardError)")
+            #expect(login.standardError.contains("no answer came within 1 s; the sign-in was cancelled, nothing was stored"), "\(login.standardError)")
+            #expect(SignInWorld.listeners(on: port).isEmpty)
+            #expect(try await world.sessions.list().isEmpty)
+        }
+
         @Test func thePasteFlowReadsTheAddressTheBrowserEndedOnFromStandardInput() async throws {
             let world = try SignInWorld()
             let login = try world.login(["--flow", "paste"])
