@@ -191,6 +191,18 @@ extension DaemonSuite {
             #expect(try world.cli.run(["session", "status", world.service, world.provider.userSubject]).text.contains("state: valid"))
         }
 
+        @Test func withADisplayAndNoSSHTheDefaultFlowIsTheBrowser() throws {
+            let world = try SignInWorld()
+            // No --flow: auto. A PATH without xdg-open: nothing is started on this display-less host.
+            try FileManager.default.createDirectory(atPath: world.cli.root + "/no-programs", withIntermediateDirectories: true)
+            let login = try world.login([], environment: world.environment(["DISPLAY": ":0", "PATH": world.cli.root + "/no-programs"]))
+            let url = try world.printedURL(login)
+            #expect(SignInWorld.parameter("redirect_uri", of: url)?.hasPrefix("http://127.0.0.1:") == true, "\(url)")
+            _ = try login.waitForStandardError { $0.contains("Waiting for the browser") }
+            login.signal(SIGINT)
+            #expect(login.wait() == 130, "\(login.standardError)")
+        }
+
         @Test func withoutADisplayOverSSHAutoPicksTheDeviceFlowTheIssuerOffersAndPrintsTheCodeAndPage() throws {
             let world = try SignInWorld()
             let login = try world.login(["--flow", "auto"],
