@@ -34,7 +34,10 @@ public struct SignInOpener: Sendable {
 
     /// An app's own web view (the shape of supabase-swift's `launchFlow`): `open(authorizationURL,
     /// redirectURI)` shows the page and returns the URL the provider redirected to, with its query.
-    /// `redirectURI` is the one registered with the provider (https, or http to a loopback address).
+    /// `redirectURI` is the one registered with the provider: https, http to a loopback address, or
+    /// the app's private-use scheme named after a domain it controls (RFC 8252 §7.1:
+    /// `com.example.app:/oauth2redirect`; a scheme with no period is refused). `open` must end when
+    /// its task is cancelled: the sign-in's timeout and the caller's cancellation wait for it.
     public static func custom(redirectURI: URL,
                               _ open: @escaping @Sendable (_ authorizationURL: URL, _ redirectURI: URL) async throws -> URL) -> SignInOpener {
         SignInOpener(kind: .custom(redirectURI: redirectURI, open: open))

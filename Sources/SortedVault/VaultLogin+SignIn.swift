@@ -12,49 +12,76 @@ extension VaultLogin {
     /// ```
     ///
     /// Cancelling the calling `Task` cancels the vault's sign-in (and closes the loopback receiver);
-    /// so does `timeout` (seconds, 1 to 3600). Throws `VaultError`: `.providerRejected` (declined,
-    /// or a refused code), `.callbackMismatch` (a custom opener's answer with another sign-in's
-    /// state), `.unavailable` (no answer in time, or the provider unreachable); `CancellationError`.
+    /// so does `timeout` (seconds, 1 to 3600, on ``sleeper``). Throws `VaultError`: `.providerRejected`
+    /// (declined, or a refused code), `.callbackMismatch` (a custom opener's answer with another
+    /// sign-in's state), `.unavailable` (no answer within `timeout`, or the provider unreachable);
+    /// `CancellationError`. A custom opener must end when its task is cancelled (as `Task.sleep`
+    /// and URLSession do): the timeout waits for it.
     @discardableResult
     public func signIn(provider: ProviderSettings, scopes: [String] = [], timeout: TimeInterval = SignInRequest.defaultLifetime,
                        opener: SignInOpener = .loopback()) async throws -> SessionStatus {
-        func request(_ redirect: URL) -> SignInRequest {
-            SignInRequest(service: key.service, account: key.account, settings: provider, flow: .browser, redirectURI: redirect,
+        func request(_ redirect: URL, _ flow: SignInFlow) -> SignInRequest {
+            SignInRequest(service: key.service, account: key.account, settings: provider, flow: flow, redirectURI: redirect,
                           scopes: scopes, lifetime: timeout)
         }
+        let sessions = self.sessions
         switch opener.kind {
         case .custom(let redirect, let open):
-            let start = try await sessions.beginSignIn(request(redirect))
+            let start = try await sessions.beginSignIn(request(redirect, .app))
             return try await cancellingOnError(start) {
-                let callback = try await open(start.authorizationURL, redirect)
-                try Task.checkCancellation()
-                return try await sessions.completeSignIn(start.flowID, callbackQuery: try Self.query(of: callback, at: redirect)).status
+                try await within(timeout, waitingFor: "the opener") {
+                    let callback = try await open(start.authorizationURL, redirect)
+                    try Task.checkCancellation()
+                    return try await sessions.completeSignIn(start.flowID, callbackQuery: try Self.query(of: callback, at: redirect)).status
+                }
             }
         case .loopback(let port, let localhost, let show):
             let listener = try LoopbackListener(port: port, path: nil, localhost: localhost)
             defer { listener.close() }
             guard let redirect = URL(string: listener.redirectURI) else { throw VaultError(.daemonFailed, "the receiver's address is not a URL") }
-            let start = try await sessions.beginSignIn(request(redirect))
-            let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
+            let start = try await sessions.beginSignIn(request(redirect, .browser))
             return try await cancellingOnError(start) {
                 show(start.authorizationURL)
-                let wake = try WakePipe()
-                defer { wake.close() }
-                let outcome = try await withTaskCancellationHandler {
-                    try await listener.serve(until: deadline, wake: wake.readEnd, shownIn: "the app") {
-                        try await sessions.completeSignIn(start.flowID, callbackQuery: $0)
+                return try await within(timeout, waitingFor: "the browser") {
+                    let wake = try WakePipe()
+                    defer { wake.close() }
+                    let outcome = try await withTaskCancellationHandler {
+                        try await listener.serve(until: nil, wake: wake.readEnd, shownIn: "the app") {
+                            try await sessions.completeSignIn(start.flowID, callbackQuery: $0)
+                        }
+                    } onCancel: {
+                        wake.wake()
                     }
-                } onCancel: {
-                    wake.wake()
-                }
-                switch outcome {
-                case .success(let result): return result.status
-                case .failure(.interrupted): throw CancellationError()
-                case .failure:
-                    throw VaultError(.unavailable, "no answer came from the browser within \(Int(timeout)) s; the sign-in was cancelled, nothing was stored: sign in again")
+                    switch outcome {
+                    case .success(let result): return result.status
+                    case .failure: throw CancellationError()  // only the wake ends the wait: cancelled, or timed out
+                    }
                 }
             }
         }
+    }
+
+    /// `body`'s answer, unless `timeout` passes on ``sleeper`` first: then `body` is cancelled and
+    /// `.unavailable` thrown.
+    private func within(_ timeout: TimeInterval, waitingFor what: String,
+                        _ body: @escaping @Sendable () async throws -> SessionStatus) async throws -> SessionStatus {
+        let sleeper = self.sleeper
+        return try await withThrowingTaskGroup(of: SessionStatus?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Self.sleep(timeout, on: sleeper)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let status = try await group.next() ?? nil else {
+                throw VaultError(.unavailable, "no answer came from \(what) within \(Int(timeout)) s; the sign-in was cancelled, nothing was stored: sign in again")
+            }
+            return status
+        }
+    }
+
+    private static func sleep<C: Clock>(_ seconds: TimeInterval, on clock: C) async throws where C.Duration == Duration {
+        try await clock.sleep(for: .milliseconds(Int64((seconds * 1000).rounded(.up))))
     }
 
     /// Runs `body`; when it throws (cancelled, timed out, refused), the vault's sign-in is ended too

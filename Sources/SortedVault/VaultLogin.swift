@@ -19,12 +19,17 @@ public struct VaultLogin: Sendable {
     public let sessions: any LoginService
     /// "Now", for ``grant(minValid:)``'s check of the token's remaining life.
     public let clock: any VaultClock
+    /// What ``signIn(provider:scopes:timeout:opener:)`` waits on for its timeout: a test passes
+    /// `VaultTesting`'s `ManualSleepClock` (mirrored by the `ManualClock` given as `clock`).
+    public let sleeper: any Clock<Duration>
 
     /// The login of `service` and `account` (names checked here: `.invalidArgument`).
-    public init(service: String, account: String, in loginService: any LoginService, clock: any VaultClock = SystemClock()) throws {
+    public init(service: String, account: String, in loginService: any LoginService, clock: any VaultClock = SystemClock(),
+                sleeper: any Clock<Duration> = ContinuousClock()) throws {
         key = try ItemKey(service: service, account: account)
         sessions = loginService
         self.clock = clock
+        self.sleeper = sleeper
     }
 
     /// An access token valid for at least `minValid` seconds, as text for an `Authorization` header.

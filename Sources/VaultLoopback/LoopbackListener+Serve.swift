@@ -7,7 +7,7 @@ extension LoopbackListener {
     /// to complete the sign-in with its query) and answered by how that went. An answer with another
     /// sign-in's state (`VaultError` `.callbackMismatch`: a stale tab, a forgery) is answered 400
     /// and the wait goes on; any other error is answered 400 and thrown. `.failure` when `wake`
-    /// became readable (`.interrupted`) or `deadline` passed (`.timedOut`) first.
+    /// became readable (`.interrupted`) or `deadline` passed (`.timedOut`; nil: never) first.
     ///
     /// ```swift
     /// switch try await listener.serve(until: deadline, wake: interruptPipe, shownIn: "the terminal", {
@@ -17,7 +17,7 @@ extension LoopbackListener {
     ///
     /// `shownIn` names where the user reads why a sign-in failed ("the terminal", "the app"). The
     /// wait for each request runs on a thread of its own, never on Swift concurrency's shared ones.
-    public func serve<T: Sendable>(until deadline: ContinuousClock.Instant, wake: Int32, shownIn place: String,
+    public func serve<T: Sendable>(until deadline: ContinuousClock.Instant?, wake: Int32, shownIn place: String,
                                    _ complete: (SecureBytes) async throws -> T) async throws -> Result<T, ReadableWait.Result> {
         while true {
             let callback: Callback
@@ -38,7 +38,7 @@ extension LoopbackListener {
         }
     }
 
-    private func nextOffThread(until deadline: ContinuousClock.Instant, wake: Int32) async -> Result<Callback, ReadableWait.Result> {
+    private func nextOffThread(until deadline: ContinuousClock.Instant?, wake: Int32) async -> Result<Callback, ReadableWait.Result> {
         await withCheckedContinuation { continuation in
             Thread { continuation.resume(returning: self.next(until: deadline, wake: wake)) }.start()
         }

@@ -120,8 +120,9 @@ public final class LoopbackListener: @unchecked Sendable {
     }
 
     /// Waits for the next request at the sign-in's path, answering every other request itself;
-    /// `wake` (readable) ends the wait early with `.interrupted`. It blocks its thread.
-    public func next(until deadline: ContinuousClock.Instant, wake: Int32) -> Result<Callback, ReadableWait.Result> {
+    /// `wake` (readable) ends the wait early with `.interrupted`; nil `deadline`: only `wake` ends
+    /// it. It blocks its thread.
+    public func next(until deadline: ContinuousClock.Instant?, wake: Int32) -> Result<Callback, ReadableWait.Result> {
         while true {
             let socket: Int32
             switch ReadableWait.wait(for: sockets, wake: wake, until: deadline) {

@@ -22,15 +22,16 @@ public enum ReadableWait {
     }
 
     /// Waits until `fd` is readable (`.ready`), `wake` is readable (`.interrupted`; -1: nothing
-    /// wakes it) or `deadline` passed (`.timedOut`). A readable `wake` wins over a ready `fd`.
-    public static func wait(for fd: Int32, wake: Int32, until deadline: ContinuousClock.Instant) -> Result {
+    /// wakes it) or `deadline` passed (`.timedOut`; nil: only `wake` ends the wait, for a caller
+    /// that keeps its timeout on a clock of its own). A readable `wake` wins over a ready `fd`.
+    public static func wait(for fd: Int32, wake: Int32, until deadline: ContinuousClock.Instant?) -> Result {
         wait(for: [fd], wake: wake, until: deadline)
     }
 
     /// ``wait(for:wake:until:)`` for the first of several descriptors to become readable.
-    public static func wait(for fds: [Int32], wake: Int32, until deadline: ContinuousClock.Instant) -> Result {
+    public static func wait(for fds: [Int32], wake: Int32, until deadline: ContinuousClock.Instant?) -> Result {
         while true {
-            let left = ContinuousClock.now.duration(to: deadline)
+            let left = deadline.map { ContinuousClock.now.duration(to: $0) } ?? .seconds(60)
             if left <= .zero { return .timedOut }
             let milliseconds = Int32(min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1, 60_000))
             var polled = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)] + fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }

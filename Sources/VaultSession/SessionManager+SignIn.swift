@@ -29,7 +29,7 @@ extension SessionManager {
         _ = try ItemKey(service: request.service, account: request.account ?? "placeholder")  // a clear error on a bad name now
         let scopes = try Self.checkedScopes(request.scopes, openID: request.settings.kind == .oidc)
         if request.flow == .device { return try await beginDeviceSignIn(request, scopes: scopes, owner: owner) }
-        try SecureEndpoint.check(request.redirectURI, what: "redirect URI")
+        try RedirectURIRule.check(request.redirectURI, flow: request.flow)
         let (provider, endpoint, _) = try await resolvedProvider(request.settings)
         let authorization = gotrue ? provider.baseURL?.appending(path: "auth/v1/authorize") : endpoint
         guard let authorization else {

@@ -7,6 +7,9 @@ public enum SignInFlow: String, Sendable, CaseIterable {
     case browser
     /// The user copies the redirect URL from a browser (maybe on another machine) back to the caller.
     case paste
+    /// An app's own web view catches the redirect: to a claimed https URI, a loopback one, or a
+    /// private-use scheme the app registered (RFC 8252 §7.1, ``RedirectURIRule``).
+    case app
     /// RFC 8628: the user enters a code at the provider's page (on any device); the manager polls.
     case device
 }

@@ -73,7 +73,7 @@ struct SessionLogin: ReportingCommand {
         InterruptWatch.install()
         let deadline = ContinuousClock.now + .seconds(timeout)
         switch chosen {
-        case .browser: try await browser(client, settings, deadline)
+        case .browser, .app: try await browser(client, settings, deadline)
         case .paste: try await paste(client, settings, deadline)
         case .device:
             // A device sign-in's CompleteLogin answers only when the provider's answer is final; it
@@ -94,7 +94,8 @@ struct SessionLogin: ReportingCommand {
         case "password":
             throw VaultError.invalidArgument("--flow password is for --kind firebase or supabase")
         default:
-            guard let flow = SignInFlow(rawValue: name) else {
+            // `app` is an app's own web view (the Swift API's custom opener); the CLI has none.
+            guard let flow = SignInFlow(rawValue: name), flow != .app else {
                 throw VaultError.invalidArgument("--flow takes auto, browser, paste, device or password")
             }
             return flow

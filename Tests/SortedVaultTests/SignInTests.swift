@@ -15,17 +15,20 @@ import VaultTesting
 
     /// A login over a manager whose sign-ins are seen through ``RecordingService``.
     struct Rig {
-        let clock = ManualClock()
+        /// Drives the sign-in's timeout: moving ``clock`` moves it.
+        let sleeper = ManualSleepClock()
+        let clock: ManualClock
         let transport = ScriptedOAuthTransport([.tokens(access: "A1", refresh: "R1")])
         let manager: SessionManager
         let recorder: RecordingService
         let login: VaultLogin
 
         init() throws {
+            clock = ManualClock(mirror: sleeper.reach)
             manager = try SessionManager(store: InMemoryTokenStore(clock: clock), transport: transport, clock: clock,
                                          configuration: .init(proactiveRefresh: false), random: { 0.5 })
             recorder = RecordingService(manager)
-            login = try VaultLogin(service: "com.sorted.api", account: "ada", in: recorder, clock: clock)
+            login = try VaultLogin(service: "com.sorted.api", account: "ada", in: recorder, clock: clock, sleeper: sleeper)
         }
     }
 
@@ -51,6 +54,59 @@ import VaultTesting
         #expect(status.state == "valid")
         #expect(try await rig.login.status()?.hasRefreshToken == true)
         #expect(try await rig.login.accessToken() == "A1")
+    }
+
+    @Test func aCustomOpenerCompletesWithTheAppsPrivateUseSchemeRedirect() async throws {
+        let rig = try Rig()
+        let registered = URL(string: "com.example.app:/oauth2redirect")!
+        let status = try await rig.login.signIn(provider: Self.provider, opener: .custom(redirectURI: registered) { url, redirect in
+            #expect(Self.parameter("redirect_uri", of: url) == registered.absoluteString)
+            let state = try #require(Self.parameter("state", of: url))
+            return URL(string: redirect.absoluteString + "?code=the-code&state=" + state)!
+        })
+        #expect(status.state == "valid")
+        #expect(rig.transport.requests.first?["redirect_uri"] == registered.absoluteString, "the exchange names the same URI")
+        #expect(try await rig.login.accessToken() == "A1")
+    }
+
+    @Test func aCustomOpenerWithASingleWordSchemeIsRefusedBeforeAnythingOpens() async throws {
+        let rig = try Rig()
+        let opened = Mutex(false)
+        let error = await thrown {
+            try await rig.login.signIn(provider: Self.provider, opener: .custom(redirectURI: URL(string: "javascript:/cb")!) { _, redirect in
+                opened.withLock { $0 = true }
+                return redirect
+            })
+        }
+        #expect((error as? VaultError)?.code == .invalidArgument, "\(String(describing: error))")
+        #expect(opened.withLock { $0 } == false && rig.recorder.begun.isEmpty)
+    }
+
+    @Test func theTimeoutCancelsTheVaultsSignInClosesTheReceiverAndSaysNothingWasStored() async throws {
+        let rig = try Rig()
+        let (shown, shownContinuation) = AsyncStream.makeStream(of: URL.self)
+        let task = Task { try await rig.login.signIn(provider: Self.provider, timeout: 120, opener: .loopback { shownContinuation.yield($0) }) }
+        var url: URL?
+        for await shownURL in shown { url = shownURL; break }
+        let redirect = try #require(url.flatMap { Self.parameter("redirect_uri", of: $0) }.flatMap(URLComponents.init(string:)))
+        let state = try #require(url.flatMap { Self.parameter("state", of: $0) })
+        while rig.sleeper.sleeping == 0 { await Task.yield() }  // the timeout is asleep on the manual clock
+        // Only the app's clock moves: the vault's sign-in stays live by its own clock, so whatever
+        // ends it below is the app's CancelSignIn, not its expiry.
+        rig.sleeper.reach(rig.clock.now.addingTimeInterval(119))
+        #expect(rig.sleeper.sleeping == 1, "a second before the timeout the wait goes on")
+        rig.sleeper.reach(rig.clock.now.addingTimeInterval(120))
+        let error = await thrown { _ = try await task.value }
+        let vaultError = try #require(error as? VaultError, "\(String(describing: error))")
+        #expect(vaultError.code == .unavailable)
+        #expect(vaultError.description.contains("no answer came from the browser within 120 s; the sign-in was cancelled, nothing was stored"))
+        #expect(rig.recorder.cancelled == [true], "CancelSignIn reached the vault while the sign-in was live")
+        let flow = try #require(rig.recorder.begun.first)
+        let late = await thrown { _ = try await rig.manager.completeSignIn(flow, callbackQuery: SecureBytes(copying: Array("code=c&state=\(state)".utf8))) }
+        #expect((late as? VaultError)?.code == .invalidArgument, "the vault's sign-in is gone")
+        #expect(rig.transport.requestCount == 0)
+        #expect(try await rig.login.status() == nil)
+        await #expect(throws: (any Error).self, "the receiver is closed") { _ = try await Self.get(port: redirect.port!, redirect.path) }
     }
 
     @Test func aCustomOpenersAnswerWithAnotherStateIsRefusedAndTheSignInIsCancelled() async throws {

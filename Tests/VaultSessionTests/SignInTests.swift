@@ -163,11 +163,13 @@ import VaultTesting
         #expect(await vaultErrorCode { _ = try await h.sessions.beginSignIn(request, owner: Self.owner) } == .invalidArgument)
     }
 
-    @Test func theDeviceFlowSaysItIsNotSupportedYet() async throws {
+    @Test func aDeviceSignInWithAnIssuerThatOffersNoDeviceEndpointSaysSo() async throws {
         let h = try await harness()
         var request = oidcRequest(account: "ada")
         request.flow = .device
-        #expect(await vaultErrorCode { _ = try await h.sessions.beginSignIn(request, owner: Self.owner) } == .invalidArgument)
+        let error = await #expect(throws: VaultError.self) { _ = try await h.sessions.beginSignIn(request, owner: Self.owner) }
+        #expect(error?.code == .invalidArgument && error?.description.contains("names no device_authorization_endpoint") == true,
+                "\(String(describing: error))")
     }
 }
 

@@ -44,8 +44,12 @@ extension DaemonSuite {
             #expect(signedIn.text.contains("signed in: com.sorted.api \(ProviderServer.email)"), "\(signedIn.text)")
             let token = try cli.run(["session", "autologin", "com.sorted.api", ProviderServer.email])
             #expect(token.status == 0 && token.text.count > 10, "\(token.stderr)")
-            for (name, bytes) in [("daemon log", try cli.daemonLog()), ("access log", FileManager.default.contents(atPath: cli.accessLogPath) ?? Data())] {
-                #expect(bytes.range(of: Data(ProviderServer.password.utf8)) == nil, "\(name) holds the password")
+            let places: [(String, Data)] = [("daemon log", try cli.daemonLog()), ("access log", FileManager.default.contents(atPath: cli.accessLogPath) ?? Data()),
+                                            ("stderr", Data(signedIn.stderr.utf8)), ("stdout", Data(signedIn.text.utf8))]
+            for (name, bytes) in places {
+                for (what, secret) in [("the password", ProviderServer.password), ("the API key", try #require(server.apiKey)), ("the access token", token.text.trimmingCharacters(in: .whitespacesAndNewlines))] {
+                    #expect(bytes.range(of: Data(secret.utf8)) == nil, "\(name) holds \(what)")
+                }
             }
             if kind == .supabase {
                 // The official client, against the same stand-in in the same run: its password and

@@ -123,6 +123,36 @@ extension DaemonSuite {
             #expect(try await world.sessions.list().isEmpty)
         }
 
+        @Test func theBrowserFlowOpensThePrintedURLWithXdgOpen() async throws {
+            let world = try SignInWorld()
+            // xdg-open with no desktop runs $BROWSER with the URL: a script that writes it down.
+            let opened = world.cli.root + "/opened-url"
+            let browser = world.cli.root + "/browser.sh"
+            try "#!/bin/sh\nprintf '%s' \"$1\" > '\(opened).part' && mv '\(opened).part' '\(opened)'\n"
+                .write(toFile: browser, atomically: true, encoding: .utf8)
+            chmod(browser, 0o755)
+            let login = try world.login(["--flow", "browser"], environment: world.environment(["BROWSER": browser]))
+            let url = try world.printedURL(login)
+            let hangGuard = ContinuousClock.now + .seconds(120)
+            while !FileManager.default.fileExists(atPath: opened) && ContinuousClock.now < hangGuard { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(try String(contentsOfFile: opened, encoding: .utf8) == url.absoluteString)
+            login.signal(SIGINT)
+            #expect(login.wait() == 130, "\(login.standardError)")
+        }
+
+        @Test func noAnswerWithinTheTimeoutEndsTheSignInWithExit8AndClosesTheListener() async throws {
+            let world = try SignInWorld()
+            // The CLI's wait is on the real clock (a process of its own): the shortest timeout, one second.
+            let login = try BackgroundCommand([CLIHarness.executable, "session", "login", world.service, "--flow", "browser"]
+                                              + world.providerArguments + ["--timeout", "1", "--no-autostart"],
+                                              environment: world.environment(), directory: world.cli.root)
+            let port = try #require(SignInWorld.parameter("redirect_uri", of: try world.printedURL(login)).flatMap(URLComponents.init(string:))?.port)
+            #expect(login.wait() == 8, "\(login.standardError)")
+            #expect(login.standardError.contains("no answer came within 1 s; the sign-in was cancelled, nothing was stored"), "\(login.standardError)")
+            #expect(SignInWorld.listeners(on: port).isEmpty)
+            #expect(try await world.sessions.list().isEmpty)
+        }
+
         @Test func thePasteFlowReadsTheAddressTheBrowserEndedOnFromStandardInput() async throws {
             let world = try SignInWorld()
             let login = try world.login(["--flow", "paste"])
@@ -161,6 +191,18 @@ extension DaemonSuite {
             #expect(try world.cli.run(["session", "status", world.service, world.provider.userSubject]).text.contains("state: valid"))
         }
 
+        @Test func withADisplayAndNoSSHTheDefaultFlowIsTheBrowser() throws {
+            let world = try SignInWorld()
+            // No --flow: auto. A PATH without xdg-open: nothing is started on this display-less host.
+            try FileManager.default.createDirectory(atPath: world.cli.root + "/no-programs", withIntermediateDirectories: true)
+            let login = try world.login([], environment: world.environment(["DISPLAY": ":0", "PATH": world.cli.root + "/no-programs"]))
+            let url = try world.printedURL(login)
+            #expect(SignInWorld.parameter("redirect_uri", of: url)?.hasPrefix("http://127.0.0.1:") == true, "\(url)")
+            _ = try login.waitForStandardError { $0.contains("Waiting for the browser") }
+            login.signal(SIGINT)
+            #expect(login.wait() == 130, "\(login.standardError)")
+        }
+
         @Test func withoutADisplayOverSSHAutoPicksTheDeviceFlowTheIssuerOffersAndPrintsTheCodeAndPage() throws {
             let world = try SignInWorld()
             let login = try world.login(["--flow", "auto"],
@@ -184,8 +226,9 @@ extension DaemonSuite {
             #expect(login.wait() == 8, "standard input ended: the sign-in is cancelled")
         }
 
-        @Test func ctrlCClosesTheListenerAndExits130() throws {
+        @Test func ctrlCClosesTheListenerCancelsTheDaemonsSignInAndExits130() async throws {
             let world = try SignInWorld()
+            try await world.fillSignIns(leaving: 1)
             let login = try world.login(["--flow", "browser"])
             let url = try world.printedURL(login)
             let port = try #require(SignInWorld.parameter("redirect_uri", of: url).flatMap(URLComponents.init(string:))?.port)
@@ -194,6 +237,7 @@ extension DaemonSuite {
             #expect(login.wait() == 130, "\(login.standardError)")
             #expect(login.standardError.contains("interrupted"))
             #expect(SignInWorld.listeners(on: port).isEmpty)
+            try await world.expectCancelled()
         }
 
         @Test func signingInNeedsTheSessionLoginOperation() throws {

@@ -1,0 +1,83 @@
+import Foundation
+import SortedVault
+import Testing
+import TestSupport
+import VaultTesting
+
+extension DaemonSuite {
+    /// `VaultLogin.signIn` over the socket against a real daemon and django-oauth-toolkit: what
+    /// CancelLogin does when an app's sign-in ends without an answer, and an app's own redirect URI.
+    @Suite struct AppSignInDaemonTests {
+        static func settings(_ world: SignInWorld) -> ProviderSettings {
+            ProviderSettings(kind: .oidc, clientID: "sorted-cli", issuer: world.provider.issuer)
+        }
+
+        @Test func anAppsSignInThatTimesOutIsCancelledInTheDaemonAndItsReceiverClosed() async throws {
+            let world = try SignInWorld()
+            try await world.fillSignIns(leaving: 1)
+            let sleeper = ManualSleepClock()  // the app's clock; the daemon's stays real, so its sign-in is live when cancelled
+            let login = try VaultLogin(service: world.service, account: "ada", in: world.sessions, sleeper: sleeper)
+            let (shown, shownContinuation) = AsyncStream.makeStream(of: URL.self)
+            let task = Task { try await login.signIn(provider: Self.settings(world), scopes: ["read"], timeout: 120,
+                                                     opener: .loopback { shownContinuation.yield($0) }) }
+            var url: URL?
+            for await shownURL in shown { url = shownURL; break }
+            let port = try #require(url.flatMap { SignInWorld.parameter("redirect_uri", of: $0) }.flatMap(URLComponents.init(string:))?.port)
+            #expect(SignInWorld.listeners(on: port) == ["0100007F"], "the receiver listens on 127.0.0.1 only")
+            while sleeper.sleeping == 0 { await Task.yield() }
+            sleeper.reach(Date(timeIntervalSince1970: 120))  // a ManualSleepClock starts at 1970
+            let error = await #expect(throws: VaultError.self) { try await task.value }
+            #expect(error?.code == .unavailable && error?.description.contains("within 120 s; the sign-in was cancelled") == true,
+                    "\(String(describing: error))")
+            #expect(SignInWorld.listeners(on: port).isEmpty, "the receiver is closed")
+            try await world.expectCancelled()
+            #expect(try await login.status() == nil)
+        }
+
+        @Test func anAppsPrivateUseSchemeRedirectIsAcceptedAndASingleWordSchemeRefused() async throws {
+            let world = try SignInWorld()
+            let app = try #require(URL(string: "com.sorted.desktop:/oauth2redirect"))
+            let start = try await world.sessions.beginSignIn(SignInRequest(service: world.service, account: "ada", settings: Self.settings(world),
+                                                                           flow: .app, redirectURI: app, scopes: ["read"]))
+            #expect(SignInWorld.parameter("redirect_uri", of: start.authorizationURL) == app.absoluteString)
+            #expect(try await world.sessions.cancelSignIn(start.flowID))
+            for refused in ["javascript:/cb", "com.sorted.desktop:/cb#x"] {
+                let error = await #expect(throws: VaultError.self) {
+                    _ = try await world.sessions.beginSignIn(SignInRequest(service: world.service, account: "ada", settings: Self.settings(world),
+                                                                           flow: .app, redirectURI: URL(string: refused)!, scopes: ["read"]))
+                }
+                #expect(error?.code == .invalidArgument, "\(refused): \(String(describing: error))")
+            }
+            let asBrowser = await #expect(throws: VaultError.self) {
+                _ = try await world.sessions.beginSignIn(SignInRequest(service: world.service, account: "ada", settings: Self.settings(world),
+                                                                       flow: .browser, redirectURI: app, scopes: ["read"]))
+            }
+            #expect(asBrowser?.code == .invalidArgument, "a browser sign-in comes back to a listener or https, never an app scheme")
+        }
+    }
+}
+
+extension SignInWorld {
+    /// The daemon keeps at most this many sign-ins of one user under way (`PendingSignIns.capacityPerOwner`).
+    static let signInsPerUser = 8
+
+    /// Begins sign-ins of this user until `leaving` more fit under the daemon's per-user cap, so a
+    /// test can tell from outside whether the sign-in it starts next was cancelled (``expectCancelled()``).
+    func fillSignIns(leaving: Int) async throws {
+        for _ in 0..<(Self.signInsPerUser - leaving) { _ = try await beginPlaceholder() }
+    }
+
+    /// The cap's room is back (the sign-in under test was cancelled, not left waiting), and is then full.
+    func expectCancelled(sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        _ = try await beginPlaceholder()
+        let full = await #expect(throws: VaultError.self, "the cap is full again: it is what this check counts on",
+                                 sourceLocation: sourceLocation) { _ = try await self.beginPlaceholder() }
+        #expect(full?.description.contains("sign-ins under way") == true, "\(String(describing: full))", sourceLocation: sourceLocation)
+    }
+
+    private func beginPlaceholder() async throws -> SignInStart {
+        try await sessions.beginSignIn(SignInRequest(service: service, account: "placeholder",
+                                                     settings: ProviderSettings(kind: .oidc, clientID: "sorted-cli", issuer: provider.issuer),
+                                                     flow: .browser, redirectURI: URL(string: "http://127.0.0.1:9/cb")!, scopes: ["read"]))
+    }
+}
