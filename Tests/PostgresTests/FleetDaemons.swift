@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import TestSupport
 import VaultClient
 import VaultTesting
@@ -23,10 +24,14 @@ final class FleetDaemons: @unchecked Sendable {
     let clock: ManualClock
     let clockFile: String
     let callDeadlineSeconds: Int
+    /// The clients' blocking socket calls run here, not on NIO's shared pool (one thread per core):
+    /// a call waiting on a held provider answer must not keep the test's next call from running.
+    let threadPool = NIOThreadPool(numberOfThreads: 8)
 
     init(count: Int, database: FleetDatabase, callDeadlineSeconds: Int = 30, start: Bool = true) throws {
         self.database = database
         self.callDeadlineSeconds = callDeadlineSeconds
+        threadPool.start()
         hosts = try (0..<count).map { _ in try CLIHarness(autostart: false) }
         keyFile = hosts[0].root + "/fleet.key"
         clockFile = hosts[0].root + "/clock"
@@ -62,8 +67,17 @@ final class FleetDaemons: @unchecked Sendable {
         try hosts[index].startDaemon(extraArguments: ["--unsafe-clock-file", clockFile], timeout: 60)
     }
 
-    func items(_ index: Int) -> VaultClient { VaultClient(socketPath: hosts[index].socket, timeout: .seconds(120)) }
-    func sessions(_ index: Int) -> SessionClient { SessionClient(socketPath: hosts[index].socket, timeout: .seconds(120)) }
+    func items(_ index: Int) -> VaultClient {
+        VaultClient(socketPath: hosts[index].socket, timeout: .seconds(120), threadPool: threadPool)
+    }
+
+    func sessions(_ index: Int) -> SessionClient {
+        SessionClient(socketPath: hosts[index].socket, timeout: .seconds(120), threadPool: threadPool)
+    }
+
+    deinit {
+        try? threadPool.syncShutdownGracefully()
+    }
 
     func stopAll() {
         for host in hosts { host.stopDaemon() }
