@@ -24,13 +24,16 @@ final class FleetDaemons: @unchecked Sendable {
     let clock: ManualClock
     let clockFile: String
     let callDeadlineSeconds: Int
+    /// `[session] provider_deadline_seconds`; nil leaves the daemons' own.
+    let providerDeadlineSeconds: Int?
     /// The clients' blocking socket calls run here, not on NIO's shared pool (one thread per core):
     /// a call waiting on a held provider answer must not keep the test's next call from running.
     let threadPool = NIOThreadPool(numberOfThreads: 8)
 
-    init(count: Int, database: FleetDatabase, callDeadlineSeconds: Int = 30, start: Bool = true) throws {
+    init(count: Int, database: FleetDatabase, callDeadlineSeconds: Int = 30, providerDeadlineSeconds: Int? = nil, start: Bool = true) throws {
         self.database = database
         self.callDeadlineSeconds = callDeadlineSeconds
+        self.providerDeadlineSeconds = providerDeadlineSeconds
         threadPool.start()
         hosts = try (0..<count).map { _ in try CLIHarness(autostart: false) }
         keyFile = hosts[0].root + "/fleet.key"
@@ -51,6 +54,7 @@ final class FleetDaemons: @unchecked Sendable {
         backend = "postgresql"
         [session]
         proactive_refresh_seconds = 0
+        \(providerDeadlineSeconds.map { "provider_deadline_seconds = \($0)" } ?? "")
         [postgresql]
         socket_directory = "\(database.server.socketDirectory)"
         port = \(database.server.port)
