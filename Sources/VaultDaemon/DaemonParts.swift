@@ -108,12 +108,14 @@ struct DaemonParts: Sendable {
         let policySource = PolicySource(policy: policy, directory: paths.policyDirectory, daemonUID: uid)
         let access = AccessControl(policySource: policySource, logger: logger, names: logNames, accessLog: accessLog)
         let activity = ActivityClock(clock: configuration.clock)
+        let providerDeadline = settings.sessionProviderDeadlineSeconds.map(TimeInterval.init) ?? URLSessionTransport.defaultTimeout
         let sessions = try SessionManager(
-            store: logins, transport: URLSessionTransport(), clock: configuration.clock,
+            store: logins, transport: URLSessionTransport(timeout: providerDeadline), clock: configuration.clock,
             configuration: SessionManager.Configuration(
                 minValid: TimeInterval(settings.sessionMinValidSeconds),
                 refreshAhead: TimeInterval(settings.sessionProactiveRefreshSeconds),
                 proactiveRefresh: settings.sessionProactiveRefreshSeconds > 0,
+                refreshLease: max(SessionManager.Configuration().refreshLease, 2 * providerDeadline),
                 deviceFlow: settings.sessionDeviceFlow),
             logger: logger, logName: { logNames.field($0) })
         await sessions.useOpenID(OIDCCacheVerifier(

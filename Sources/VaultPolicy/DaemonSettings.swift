@@ -29,6 +29,9 @@ public struct DaemonSettings: Sendable, Equatable {
     /// Whether `session login --flow device` (RFC 8628) may run: off for users who fear its
     /// phishing risk (someone talks them into entering a code at the provider).
     public var sessionDeviceFlow = true
+    /// The most one request to a provider may take in all, in seconds; nil = the transport's own
+    /// (15 s). The refresh lease is made at least twice as long. 1…300.
+    public var sessionProviderDeadlineSeconds: Int?
     /// Where items live: sortedvault's embedded encrypted store (the default), the desktop keyring,
     /// or a fleet's PostgreSQL (items and logins both, shared with the fleet's other daemons).
     public var backend: ItemBackend
@@ -71,6 +74,7 @@ public struct DaemonSettings: Sendable, Equatable {
     static let reserveRange = 0...4096
     static let minValidRange = 0...86400
     static let proactiveRefreshRange = 0...86400
+    static let providerDeadlineRange = 1...300
 
     /// What an absent key means. Equal to the shipped `settings.toml` (a test checks), but kept
     /// apart so parsing that file does not depend on its own result.
@@ -120,12 +124,13 @@ public struct DaemonSettings: Sendable, Equatable {
             settings.accessLogNames = names
         }
         if let session = try reader.subtable("session") {
-            try session.rejectUnknownKeys(["min_valid_seconds", "proactive_refresh_seconds", "device_flow"])
+            try session.rejectUnknownKeys(["min_valid_seconds", "proactive_refresh_seconds", "device_flow", "provider_deadline_seconds"])
             if let value = try session.boolean("device_flow") { settings.sessionDeviceFlow = value }
             if let value = try session.integer("min_valid_seconds", in: minValidRange) { settings.sessionMinValidSeconds = value }
             if let value = try session.integer("proactive_refresh_seconds", in: proactiveRefreshRange) {
                 settings.sessionProactiveRefreshSeconds = value
             }
+            settings.sessionProviderDeadlineSeconds = try session.integer("provider_deadline_seconds", in: providerDeadlineRange)
         }
         try parseFleet(reader, into: &settings)
         return settings

@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import TestSupport
 import VaultClient
 import VaultTesting
@@ -23,10 +24,17 @@ final class FleetDaemons: @unchecked Sendable {
     let clock: ManualClock
     let clockFile: String
     let callDeadlineSeconds: Int
+    /// `[session] provider_deadline_seconds`; nil leaves the daemons' own.
+    let providerDeadlineSeconds: Int?
+    /// The clients' blocking socket calls run here, not on NIO's shared pool (one thread per core):
+    /// a call waiting on a held provider answer must not keep the test's next call from running.
+    let threadPool = NIOThreadPool(numberOfThreads: 8)
 
-    init(count: Int, database: FleetDatabase, callDeadlineSeconds: Int = 30, start: Bool = true) throws {
+    init(count: Int, database: FleetDatabase, callDeadlineSeconds: Int = 30, providerDeadlineSeconds: Int? = nil, start: Bool = true) throws {
         self.database = database
         self.callDeadlineSeconds = callDeadlineSeconds
+        self.providerDeadlineSeconds = providerDeadlineSeconds
+        threadPool.start()
         hosts = try (0..<count).map { _ in try CLIHarness(autostart: false) }
         keyFile = hosts[0].root + "/fleet.key"
         clockFile = hosts[0].root + "/clock"
@@ -46,6 +54,7 @@ final class FleetDaemons: @unchecked Sendable {
         backend = "postgresql"
         [session]
         proactive_refresh_seconds = 0
+        \(providerDeadlineSeconds.map { "provider_deadline_seconds = \($0)" } ?? "")
         [postgresql]
         socket_directory = "\(database.server.socketDirectory)"
         port = \(database.server.port)
@@ -62,8 +71,17 @@ final class FleetDaemons: @unchecked Sendable {
         try hosts[index].startDaemon(extraArguments: ["--unsafe-clock-file", clockFile], timeout: 60)
     }
 
-    func items(_ index: Int) -> VaultClient { VaultClient(socketPath: hosts[index].socket, timeout: .seconds(120)) }
-    func sessions(_ index: Int) -> SessionClient { SessionClient(socketPath: hosts[index].socket, timeout: .seconds(120)) }
+    func items(_ index: Int) -> VaultClient {
+        VaultClient(socketPath: hosts[index].socket, timeout: .seconds(120), threadPool: threadPool)
+    }
+
+    func sessions(_ index: Int) -> SessionClient {
+        SessionClient(socketPath: hosts[index].socket, timeout: .seconds(120), threadPool: threadPool)
+    }
+
+    deinit {
+        try? threadPool.syncShutdownGracefully()
+    }
 
     func stopAll() {
         for host in hosts { host.stopDaemon() }

@@ -39,6 +39,40 @@ public final class OAuthTestProvider: ProviderServer, @unchecked Sendable {
         return object["active"]?.boolValue ?? false
     }
 
+    /// Answers every revocation with 503 `temporarily_unavailable` while `down`, unprocessed.
+    public func revocation(down: Bool) async throws {
+        try await control("/test/revocation", ["down": .bool(down)])
+    }
+
+    /// What DOT's token tables hold: access tokens (revoking one deletes it) and refresh tokens not revoked.
+    public func liveTokens() async throws -> (access: Int, refresh: Int) {
+        let (status, body) = try await send("GET", "/test/tokens")
+        guard status == 200, let object = (try? JSONValue.parse(body))?.objectValue,
+              let access = object["access"]?.intValue, let refresh = object["refresh"]?.intValue else {
+            throw HarnessError("bad /test/tokens answer (\(status))")
+        }
+        return (Int(access), Int(refresh))
+    }
+
+    /// Token ids (a hash; see provider.py) of every token a sign-in or a refresh answer gave.
+    public func issuedTokens() async throws -> [String] {
+        (try await stats()["issued"]?.arrayValue ?? []).compactMap(\.stringValue)
+    }
+
+    /// Per token id: how many revocation requests for it the provider answered 200.
+    public func revokedTokens() async throws -> [String: Int] {
+        try await counts("revoked")
+    }
+
+    /// Per refresh token id: how many refresh requests were made with it.
+    public func refreshesPerToken() async throws -> [String: Int] {
+        try await counts("refresh_tokens")
+    }
+
+    private func counts(_ field: String) async throws -> [String: Int] {
+        (try await stats()[field]?.objectValue ?? [:]).compactMapValues { $0.intValue.map(Int.init) }
+    }
+
     /// Tries a refresh token directly: the provider's HTTP status and `error`.
     public func tryRefresh(_ refreshToken: String) async throws -> (Int, String?) {
         let (status, body) = try await refreshDirectly(refreshToken)

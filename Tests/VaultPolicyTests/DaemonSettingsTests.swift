@@ -42,6 +42,13 @@ struct DaemonSettingsTests {
         #expect(throws: PolicyError.self) { try DaemonSettings.parse("[session]\ndevice_flow = \"no\"\n", file: "settings.toml") }
     }
 
+    @Test func theProviderDeadlineIsTheTransportsOwnUnlessTheSessionTableSetsOneInRange() throws {
+        #expect(try DaemonSettings.parse("", file: "settings.toml").sessionProviderDeadlineSeconds == nil)
+        #expect(try DaemonSettings.parse("[session]\nprovider_deadline_seconds = 4\n", file: "settings.toml").sessionProviderDeadlineSeconds == 4)
+        #expect(throws: PolicyError.self) { try DaemonSettings.parse("[session]\nprovider_deadline_seconds = 0\n", file: "settings.toml") }
+        #expect(throws: PolicyError.self) { try DaemonSettings.parse("[session]\nprovider_deadline_seconds = 301\n", file: "settings.toml") }
+    }
+
     @Test func absentKeysKeepDefaults() throws {
         let settings = try DaemonSettings.parse("auto_lock_minutes = 10080\n", file: "settings.toml")
         var expected = DaemonSettings.builtInDefault

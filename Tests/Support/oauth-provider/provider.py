@@ -39,10 +39,18 @@ with HTTP Basic or client_secret_post), plus loopback test controls:
                          inactive (OIDC_RSA_PRIVATE_KEYS_INACTIVE) and signs nothing more
   POST /test/oidc        {"discovery_padding": bytes, "discovery_delay": s, "discovery_issuer": str}
                          pad the discovery document, hold it, or make it name another issuer
-  POST /test/delay       {"seconds": x}  hold every refresh_token answer x s after it is committed
+  POST /test/delay       {"seconds": x}  hold every refresh_token answer x s after it is committed;
+                         a new value applies to answers already held too, so 0 releases them
   POST /test/fail        {"count": n, "status": 503}  answer the next n /o/token/ requests with
                          that status and {"error": "temporarily_unavailable"}, unprocessed
   POST /test/revoke-all  delete every access and refresh token
+  POST /test/revocation  {"down": bool}  answer /o/revoke_token/ with 503 temporarily_unavailable,
+                         unprocessed, until turned off again
+  GET  /test/tokens      {"access": n, "refresh": n}: the access tokens DOT holds and the refresh
+                         tokens it has not revoked (revoking deletes an access token)
+STATS, besides the counters: "refresh_tokens" {token id: refresh_token requests made with it},
+"revoked" {token id: revocations answered 200}, "issued" [token ids of every sign-in and refresh answer];
+a token id is the first 16 hex digits of the token's SHA-256 (no token ever leaves in clear).
 and a protected resource, as an app's API would be:
   GET  /api/me           {"username": ...} for a bearer token DOT accepts (scope read), else 403
   POST /test/trickle     {"count": n, "interval": s, "bytes": k}  answer the next n /o/token/
@@ -55,6 +63,7 @@ and a protected resource, as an app's API would be:
                          (GET /test/stats lists "device_polls": each poll's time.monotonic())
 """
 import argparse
+import hashlib
 import json
 import os
 import signal
@@ -330,8 +339,35 @@ STATS = {
     "token_requests": {"password": 0, "refresh_token": 0, "other": 0},
     "refresh_responses": {},
     "revocations": 0,
+    "refresh_tokens": {},
+    "revoked": {},
+    "issued": [],
 }
-CONTROL = {"delay": 0.0, "fail_count": 0, "fail_status": 503, "trickle_count": 0, "trickle_interval": 2.0, "trickle_bytes": 30}
+# Notified whenever CONTROL["delay"] changes, so answers already held see the new value.
+DELAY_CHANGED = threading.Condition(LOCK)
+CONTROL = {"revocation_down": False, "delay": 0.0, "fail_count": 0, "fail_status": 503, "trickle_count": 0, "trickle_interval": 2.0, "trickle_bytes": 30}
+
+
+def _token_id(token):
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:16]
+
+
+def _form_field(request, name):
+    try:
+        return parse_qs(request.body.decode("utf-8", "replace")).get(name, [""])[0]
+    except Exception:
+        return ""
+
+
+def _hold(seconds_since):
+    """Holds the answer until CONTROL["delay"] seconds have passed since `seconds_since` (monotonic),
+    re-reading the delay whenever a test changes it; never longer than 600 s."""
+    with DELAY_CHANGED:
+        while True:
+            left = min(CONTROL["delay"], 600.0) - (time.monotonic() - seconds_since)
+            if left <= 0:
+                return
+            DELAY_CHANGED.wait(left)
 
 
 def _grant_type(request):
@@ -386,6 +422,9 @@ def token(request):
         if request.method == "POST":
             key = grant if grant in ("password", "refresh_token") else "other"
             STATS["token_requests"][key] += 1
+            if grant == "refresh_token":
+                used = _token_id(_form_field(request, "refresh_token"))
+                STATS["refresh_tokens"][used] = STATS["refresh_tokens"].get(used, 0) + 1
         fail = None
         if CONTROL["fail_count"] > 0:
             CONTROL["fail_count"] -= 1
@@ -400,14 +439,19 @@ def token(request):
         response = JsonResponse({"error": "temporarily_unavailable"}, status=fail)
     else:
         response = _dot_token(request)  # DOT commits the rotated tokens before returning
+        if grant in ("password", "refresh_token") and response.status_code == 200:
+            body = json.loads(response.content)
+            with LOCK:
+                STATS["issued"] += [_token_id(body[k]) for k in ("access_token", "refresh_token") if k in body]
     if grant == "refresh_token":
+        answered = time.monotonic()
         with LOCK:
             code = str(response.status_code)
             STATS["refresh_responses"][code] = STATS["refresh_responses"].get(code, 0) + 1
             delay = CONTROL["delay"]
         if fail is None and delay > 0:
             close_old_connections()
-            time.sleep(delay)
+            _hold(answered)
     return response
 
 
@@ -420,10 +464,19 @@ def _trickle(interval, count):
 
 @csrf_exempt
 def revoke(request):
+    down = False
     if request.method == "POST":
         with LOCK:
             STATS["revocations"] += 1
-    return _dot_revoke(request)
+            down = CONTROL["revocation_down"]
+    if down:
+        return JsonResponse({"error": "temporarily_unavailable"}, status=503)
+    response = _dot_revoke(request)
+    if request.method == "POST" and response.status_code == 200:
+        revoked = _token_id(_form_field(request, "token"))
+        with LOCK:
+            STATS["revoked"][revoked] = STATS["revoked"].get(revoked, 0) + 1
+    return response
 
 
 # ---- OpenID Connect documents -------------------------------------------------------------------
@@ -492,9 +545,25 @@ def test_delay(request):
     if request.method != "POST":
         return JsonResponse({"error": "method_not_allowed"}, status=405)
     seconds = float(_json_body(request).get("seconds", 0) or 0)
-    with LOCK:
+    with DELAY_CHANGED:
         CONTROL["delay"] = max(0.0, seconds)
-    return JsonResponse({"delay": CONTROL["delay"]})
+        DELAY_CHANGED.notify_all()
+        return JsonResponse({"delay": CONTROL["delay"]})
+
+
+@_loopback_only
+def test_revocation(request):
+    if request.method != "POST":
+        return JsonResponse({"error": "method_not_allowed"}, status=405)
+    with LOCK:
+        CONTROL["revocation_down"] = bool(_json_body(request).get("down", False))
+        return JsonResponse({"down": CONTROL["revocation_down"]})
+
+
+@_loopback_only
+def test_tokens(request):
+    return JsonResponse({"access": AccessToken.objects.count(),
+                         "refresh": RefreshToken.objects.filter(revoked__isnull=True).count()})
 
 
 @_loopback_only
@@ -622,6 +691,8 @@ urlpatterns = [
     path("test/delay", test_delay),
     path("test/fail", test_fail),
     path("test/revoke-all", test_revoke_all),
+    path("test/revocation", test_revocation),
+    path("test/tokens", test_tokens),
     path("test/trickle", test_trickle),
     path("test/nonce", test_nonce),
     path("test/device", test_device),
