@@ -199,6 +199,14 @@ extension SessionManager {
         return .request(session, refreshToken: refreshToken)
     }
 
+    /// Keeps refreshed tokens the store could not take, to be written by the next read of the login
+    /// or by the background work (``runDueWork()``), whichever comes first, while the lease lasts.
+    private func keepUncommitted(_ next: LoginSession, _ lease: RefreshLease, for key: ItemKey, _ error: any Error) {
+        uncommitted[key] = (next, lease)
+        logger.error("refreshed tokens could not be stored; kept in memory until they can be", metadata: ["error": "\(error)"])
+        scheduleChanged()
+    }
+
     /// When `asker` may next reach the provider for `key` after failures, or nil when it may now.
     private func heldBackUntil(_ key: ItemKey, asker: Asker) -> Date? {
         guard let retry = retries[key] else { return nil }
@@ -213,7 +221,16 @@ extension SessionManager {
     /// `inDoubt`: the answer to an earlier request with the same refresh token was lost.
     private func apply(_ answer: RefreshAnswer, to session: LoginSession, usedToken: SecureBytes, lease: RefreshLease,
                        inDoubt: Bool, for key: ItemKey) async throws -> Applied {
-        let current = try await storedSession(key)
+        let current: LoginSession?
+        do {
+            current = try await storedSession(key)
+        } catch {
+            // The store went away while the provider answered. New tokens may mean the refresh
+            // token was rotated: keep them, still under this lease (which fences the write if the
+            // login changes meanwhile), and write them once the store is back.
+            if case .tokens(let response) = answer { keepUncommitted(session.refreshed(with: response, at: clock.now), lease, for: key, error) }
+            throw error
+        }
         let unchanged = current.map { $0.loginID == session.loginID && ($0.refreshToken.map { $0 == usedToken } ?? false) } ?? false
         switch answer {
         case .tokens(let response):
@@ -228,9 +245,7 @@ extension SessionManager {
             } catch {
                 // The provider may have rotated the refresh token: keep the new one in memory and
                 // write it, still under this lease, before anything else touches this login.
-                uncommitted[key] = (next, lease)
-                logger.error("refreshed tokens could not be stored; kept in memory until they can be",
-                             metadata: ["error": "\(error)"])
+                keepUncommitted(next, lease, for: key, error)
                 throw error
             }
             guard written else {

@@ -44,6 +44,8 @@ extension SessionManager {
             }
         }
         consider(revocationCheckAt)
+        // Refreshed tokens the store could not take: try again soon, while their lease lasts.
+        if !uncommitted.isEmpty { consider(clock.now.addingTimeInterval(configuration.leaseRecheck)) }
         return earliest
     }
 
@@ -53,6 +55,16 @@ extension SessionManager {
     public func runDueWork() async {
         let now = clock.now
         let lead = configuration.minValid + configuration.refreshAhead + configuration.refreshJitter
+        for key in Array(uncommitted.keys) {
+            do {
+                // Reading the login writes what a failed write left in memory first.
+                try await withKeyLock(key) { _ = try await storedSession(key) }
+            } catch let error as VaultError where error.code == .locked {
+                return
+            } catch {
+                logger.notice("refreshed tokens still cannot be stored; trying again", metadata: ["error": "\(error)"])
+            }
+        }
         for (key, entry) in tracked {
             let ended = entry.endsAt.map { now >= $0 } ?? false
             let refreshDue = entry.refreshAt.map { now >= max($0, retries[key]?.notBefore ?? $0) } ?? false

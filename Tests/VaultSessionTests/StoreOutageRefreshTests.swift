@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+import VaultCore
+import VaultCrypto
+@testable import VaultSession
+import VaultTesting
+
+/// The store (a fleet's database) goes away while the provider answers a refresh. The answer may
+/// carry a rotated refresh token, and the old one is then dead at a strict provider: the answer
+/// must be written once the store is back, not dropped.
+@Suite(.timeLimit(.minutes(1))) struct StoreOutageRefreshTests {
+    func world() throws -> (FleetSimulation, Outage, ScriptedOAuthTransport, SessionManager) {
+        let fleet = FleetSimulation()
+        let outage = Outage(inner: fleet.store)
+        let transport = ScriptedOAuthTransport { _ in
+            outage.isDown = true  // the database goes away while the provider answers
+            return .tokens(access: "A2", refresh: "R2")
+        }
+        let manager = try SessionManager(store: outage, transport: transport, clock: fleet.clock, random: { 0.5 }, sleeper: fleet.sleeper)
+        return (fleet, outage, transport, manager)
+    }
+
+    @Test func theBackgroundWorkWritesTheAnswerOnceTheStoreIsBack() async throws {
+        let (fleet, outage, transport, manager) = try world()
+        try await fleet.signIn(manager)
+        fleet.clock.advance(by: 3601)
+        _ = try? await manager.autoLogin(FleetSimulation.key)
+        #expect(transport.requestCount == 1)
+        #expect(text(try await fleet.storedLogin()?.refreshToken) == "R1", "the store was down: nothing written yet")
+        let wake = try #require(await manager.nextWakeUp())
+        #expect(wake <= fleet.clock.now.addingTimeInterval(SessionManager.Configuration().leaseRecheck), "it tries again soon")
+
+        outage.isDown = false
+        await manager.runDueWork()
+        #expect(text(try await fleet.storedLogin()?.refreshToken) == "R2")
+        #expect(try await manager.autoLogin(FleetSimulation.key).accessToken == "A2")
+        #expect(transport.requestCount == 1, "the rotated token was never sent again")
+    }
+
+    @Test func theNextCallerWritesTheAnswerOnceTheStoreIsBack() async throws {
+        let (fleet, outage, transport, manager) = try world()
+        try await fleet.signIn(manager)
+        fleet.clock.advance(by: 3601)
+        _ = try? await manager.autoLogin(FleetSimulation.key)
+        outage.isDown = false
+        #expect(try await manager.autoLogin(FleetSimulation.key).accessToken == "A2")
+        #expect(text(try await fleet.storedLogin()?.refreshToken) == "R2")
+        #expect(transport.requestCount == 1)
+    }
+}
+
+/// A lease store that fails every call with `.unavailable` while it is down.
+final class Outage: LoginLeases, Sendable {
+    let inner: any LoginLeases
+    private let down = Locked(false)
+
+    init(inner: any LoginLeases) { self.inner = inner }
+
+    var isDown: Bool {
+        get { down.withLock { $0 } }
+        set { down.withLock { $0 = newValue } }
+    }
+
+    private func reach() throws {
+        if isDown { throw VaultError(.unavailable, "the database did not answer") }
+    }
+
+    func claimRefresh(of item: ItemKey, owner: String, duration: TimeInterval) async throws -> LeaseClaim {
+        try reach(); return try await inner.claimRefresh(of: item, owner: owner, duration: duration)
+    }
+    func store(_ secret: SecureBytes, for item: ItemKey, options: StoreOptions, holding lease: RefreshLease) async throws -> Bool {
+        try reach(); return try await inner.store(secret, for: item, options: options, holding: lease)
+    }
+    func release(_ lease: RefreshLease, answerLost: Bool) async throws { try reach(); try await inner.release(lease, answerLost: answerLost) }
+    func changes(of item: ItemKey) async -> AsyncStream<Void>? { await inner.changes(of: item) }
+    func loginsInDoubt() async throws -> Int { try reach(); return try await inner.loginsInDoubt() }
+    func store(_ secret: SecureBytes, for key: ItemKey, options: StoreOptions) async throws { try reach(); try await inner.store(secret, for: key, options: options) }
+    func retrieve(_ key: ItemKey) async throws -> RetrievedItem { try reach(); return try await inner.retrieve(key) }
+    func delete(_ key: ItemKey) async throws { try reach(); try await inner.delete(key) }
+    func list(service: String?) async throws -> [ItemMetadata] { try reach(); return try await inner.list(service: service) }
+}
