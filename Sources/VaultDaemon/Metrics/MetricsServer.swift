@@ -8,6 +8,10 @@ import Prometheus
 import ServiceLifecycle
 import VaultPolicy
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The operators' endpoint (`[metrics] listen` in settings.toml): `GET /metrics` answers what the
 /// daemon's parts reported through swift-metrics, in Prometheus' text format; anything else is 404.
 ///
@@ -59,12 +63,36 @@ struct MetricsServer: Service {
             case let .tcp(host, port):
                 channel = try await bootstrap.bind(host: host, port: port).get()
             case let .unixSocket(path):
+                if isServed(path) {
+                    throw DaemonError("refusing to start: another process serves metrics at \(endpoint) ([metrics] listen); give each daemon its own socket path, or stop the other")
+                }
+                // A socket file left by a daemon that crashed is replaced; a file that is not a socket is refused.
                 channel = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()
             }
+        } catch let error as DaemonError {
+            throw error
         } catch {
             throw DaemonError("refusing to start: the metrics endpoint ([metrics] listen = \"\(endpoint)\") cannot listen: \(error); choose a free port or another socket path, or remove [metrics]")
         }
         return MetricsServer(channel: channel, endpoint: endpoint, logger: logger)
+    }
+
+    /// Whether something accepts connections at the Unix socket `path` now (a live endpoint, not a
+    /// stale file): binding there would take it from its owner.
+    private static func isServed(_ path: String) -> Bool {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return false }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { Glibc.close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        } == 0
     }
 
     func run() async throws {

@@ -55,6 +55,22 @@ extension DaemonSuite {
             #expect((attributes[.posixPermissions] as? Int).map { $0 & 0o077 } == 0, "the metrics socket is open to other users")
         }
 
+        /// A second daemon given the same socket path refuses to start rather than take the first one's endpoint.
+        @Test func aSocketPathAnotherDaemonServesIsNotTaken() async throws {
+            let directory = try Self.socketDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let socket = directory + "/metrics.sock"
+            let first = try World(settings: "[metrics]\nlisten = \"unix:\(socket)\"\n")
+            defer { first.cli.stopDaemon() }
+            let second = try CLIHarness()
+            defer { second.stopDaemon() }
+            try second.initKeyFileVault()
+            try second.writePolicy(settings: "[metrics]\nlisten = \"unix:\(socket)\"\n")
+            let error = "\(try #require(throws: HarnessError.self) { try second.startDaemon() })"
+            #expect(error.contains("another process serves metrics at unix:\(socket)"), "\(error)")
+            #expect(try LoopbackHTTP.get(unixSocket: socket, "/metrics").status == "HTTP/1.1 200 OK", "the first daemon lost its endpoint")
+        }
+
         @Test func aNonLoopbackAddressStopsStartUpSayingWhatToWrite() throws {
             let cli = try CLIHarness()
             defer { cli.stopDaemon() }
