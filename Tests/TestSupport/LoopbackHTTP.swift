@@ -19,6 +19,12 @@ public enum LoopbackHTTP {
 
     /// One GET with `target` over the Unix socket at `path` (a metrics endpoint's); the response's status line and whole text.
     public static func get(unixSocket path: String, _ target: String) throws -> (status: String, response: String) {
+        try send(unixSocket: path, "GET \(target) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+    }
+
+    /// Sends `request` as it is over the Unix socket at `path`; the response's status line and whole
+    /// text, read until the server closes.
+    public static func send(unixSocket path: String, _ request: String) throws -> (status: String, response: String) {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_un()
@@ -30,7 +36,7 @@ public enum LoopbackHTTP {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard connected == 0 else { throw HarnessError("cannot connect to \(path): \(String(cString: strerror(errno)))") }
-        return exchange(fd, "GET \(target) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        return exchange(fd, request)
     }
 
     /// Sends `request` on the connected `fd` and reads until the peer closes (or 60 s pass without a byte).
@@ -38,7 +44,7 @@ public enum LoopbackHTTP {
         var timeout = timeval(tv_sec: 60, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let request = Array(request.utf8)
-        _ = request.withUnsafeBytes { send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
+        _ = request.withUnsafeBytes { Glibc.send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
         var response = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {

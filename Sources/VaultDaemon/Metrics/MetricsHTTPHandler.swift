@@ -76,6 +76,12 @@ final class MetricsHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
+    /// A malformed or oversized request (NIOHTTP1's error handler has answered it 400): nothing more
+    /// is read from this connection.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is IdleStateHandler.IdleStateEvent {
             context.close(promise: nil)

@@ -43,7 +43,7 @@ extension DaemonSuite {
             #expect(PrometheusText.value(of: "sortedvault_logins_in_doubt", in: scrape) == Double(status.loginsInDoubt), "\(scrape)")
         }
 
-        @Test func onlyGetMetricsIsServed() async throws {
+        @Test func onlyGetMetricsIsServedAndRequestsAreBounded() async throws {
             let directory = try Self.socketDirectory()
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let socket = directory + "/metrics.sock"
@@ -51,6 +51,13 @@ extension DaemonSuite {
             defer { world.cli.stopDaemon() }
             let other = try LoopbackHTTP.get(unixSocket: socket, "/")
             #expect(other.status == "HTTP/1.1 404 Not Found", "\(other.response)")
+            let post = try LoopbackHTTP.send(unixSocket: socket, "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx")
+            #expect(post.status == "HTTP/1.1 400 Bad Request", "\(post.response)")
+            let padding = String(repeating: "a", count: 9 * 1024)
+            let large = try LoopbackHTTP.send(unixSocket: socket, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: \(padding)\r\n\r\n")
+            #expect(large.status == "HTTP/1.1 400 Bad Request", "a request head over 8 KiB: \(large.status)")
+            let head = try LoopbackHTTP.send(unixSocket: socket, "HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            #expect(head.status == "HTTP/1.1 200 OK" && head.response.hasSuffix("\r\n\r\n"), "\(head.response)")
             let attributes = try FileManager.default.attributesOfItem(atPath: socket)
             #expect((attributes[.posixPermissions] as? Int).map { $0 & 0o077 } == 0, "the metrics socket is open to other users")
         }
