@@ -75,7 +75,7 @@ public enum ErrorReply {
             return (.integrityFailure, reason ?? "a stored item failed its integrity check")
         case S.IntegrityFailure.name:
             return (.integrityFailure, reason ?? "a stored login failed its integrity check")
-        case V.Unsupported.name:
+        case V.Unsupported.name, S.Unsupported.name:
             return (.unsupported, reason ?? "the daemon cannot do this in its current configuration")
         case S.ProviderRejected.name:
             // Read leniently: a reply with a reason but no provider error code still says why.

@@ -100,6 +100,12 @@ public final class SessionClient: LoginService {
         FleetStatus(wire: try await call(SessionInterface.FleetStatus.self, .init()))
     }
 
+    /// Re-encrypts the fleet's store under a new data key (policy operation `fleet.rewrap`); a
+    /// daemon whose store has no data keys answers `Unsupported`. `batchSize`: the daemon's default when nil.
+    public func rewrapDataKeys(batchSize: Int? = nil) async throws -> DataKeyRewrap {
+        DataKeyRewrap(wire: try await call(SessionInterface.FleetRewrap.self, .init(batchSize: batchSize.map(Int64.init))))
+    }
+
     /// The login's state as the daemon reports it (never tokens).
     public func status(_ key: ItemKey) async throws -> SessionStatus {
         SessionStatus(wire: try await call(SessionInterface.Status.self, .init(key)).session)

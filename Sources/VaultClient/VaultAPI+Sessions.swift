@@ -207,6 +207,18 @@ extension BulkLogoutResult {
     }
 }
 
+extension SessionInterface.FleetRewrap.Reply {
+    public init(_ result: DataKeyRewrap) {
+        self.init(keyId: Int64(result.keyID), rows: Int64(result.rows), retiredKeys: result.retiredKeyIDs.map { SessionInterface.DataKey(id: Int64($0), rows: 0) })
+    }
+}
+
+extension DataKeyRewrap {
+    public init(wire reply: SessionInterface.FleetRewrap.Reply) {
+        self.init(keyID: Int(clamping: reply.keyId), rows: Int(clamping: reply.rows), retiredKeyIDs: reply.retiredKeys.map { Int(clamping: $0.id) })
+    }
+}
+
 extension SessionInterface.FleetStatus.Reply {
     public init(_ status: FleetStatus) {
         self.init(pendingRevocations: Int64(status.revocations.pending), stuckRevocations: Int64(status.revocations.stuck),

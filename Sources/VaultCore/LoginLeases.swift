@@ -93,10 +93,26 @@ public protocol LoginLeases: TokenStore {
 }
 
 /// A store whose rows are sealed under numbered data keys (the fleet's PostgreSQL store): which
-/// keys the rows use, for operators watching a key rotation.
+/// keys the rows use, for operators watching a key rotation, and the rotation itself.
 public protocol DataKeyReporting: Sendable {
     /// The data keys that sealed rows or queued entries use now, by id ascending.
     func dataKeysInUse() async throws -> [DataKeyUse]
+    /// Re-encrypts every row and queued entry under a new data key, `batchSize` rows per
+    /// transaction, while readers and writers go on; then retires the older keys.
+    func rewrapDataKeys(batchSize: Int) async throws -> DataKeyRewrap
+}
+
+/// What a rewrap did: the new data key, the rows it moved, the keys it retired.
+public struct DataKeyRewrap: Sendable, Equatable {
+    public let keyID: Int
+    public let rows: Int
+    public let retiredKeyIDs: [Int]
+
+    public init(keyID: Int, rows: Int, retiredKeyIDs: [Int]) {
+        self.keyID = keyID
+        self.rows = rows
+        self.retiredKeyIDs = retiredKeyIDs
+    }
 }
 
 /// One data key and how many rows (items and queued entries) are sealed under it.

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
+import Metrics
 import NIOPosix
+import Prometheus
 import ServiceLifecycle
 import Varlink
 import Vault
@@ -46,6 +48,23 @@ struct DaemonParts: Sendable {
             guard case .local(let local) = self else { return nil }
             return local.vault
         }
+
+        /// Zeroes the keys, writes the newest generation record and closes the database (or the fleet's pool).
+        func close(logger: Logger) async {
+            switch self {
+            case .local(let local):
+                await local.vault.lock()
+                await local.generationRecord.flush()
+                do {
+                    try local.storage.close()
+                } catch {
+                    logger.warning("the database did not close cleanly: \(error)")
+                }
+                local.owner.release()
+            case .fleet(let fleet):
+                await fleet.close()
+            }
+        }
     }
 
     struct LocalVault: Sendable {
@@ -83,9 +102,13 @@ struct DaemonParts: Sendable {
             throw DaemonError("no vault at \(paths.database): run `sortedvault init` first (or set backend = \"postgresql\" for a fleet daemon, docs/fleet.md)")
         }
         let socketDirectory = try SocketDirectory(socketPath: paths.socket, keepSocket: configuration.inheritedListener != nil)
+        // The parts report to this daemon's own registry (not the process-wide MetricsSystem), which
+        // the metrics endpoint serves; with no endpoint, to swift-metrics' no-op default.
+        let registry = settings.metrics == nil ? nil : PrometheusCollectorRegistry()
+        let metrics: any MetricsFactory = registry.map { PrometheusMetricsFactory(registry: $0) } ?? MetricsSystem.factory
         let backing: Backing
         do {
-            backing = try await openStore(configuration, settings: settings, threadPool: threadPool, logger: logger)
+            backing = try await openStore(configuration, settings: settings, metrics: metrics, threadPool: threadPool, logger: logger)
         } catch {
             socketDirectory.release()
             throw error
@@ -117,7 +140,7 @@ struct DaemonParts: Sendable {
                 proactiveRefresh: settings.sessionProactiveRefreshSeconds > 0,
                 refreshLease: max(SessionManager.Configuration().refreshLease, 2 * providerDeadline),
                 deviceFlow: settings.sessionDeviceFlow),
-            logger: logger, logName: { logNames.field($0) })
+            logger: logger, logName: { logNames.field($0) }, metrics: metrics)
         await sessions.useOpenID(OIDCCacheVerifier(
             cache: OIDCProviderCache(fetcher: URLSessionDocumentFetcher(), clock: configuration.clock)))
         // Start-up ends twice over: when the server listens (``announce``, below) and when the work
@@ -173,16 +196,31 @@ struct DaemonParts: Sendable {
         let watch = configuration.inheritedListener != nil ? nil : SocketWatch(
             path: paths.socket, bound: bound, interval: configuration.socketCheckInterval, start: watchStart,
             clock: configuration.clock, sleeper: configuration.sleeper, logger: logger)
+        // Last of start-up, so nothing after it can fail and leave it bound.
+        if let endpoint = settings.metrics, let registry {
+            let metricsServer: MetricsServer
+            do {
+                metricsServer = try await MetricsServer.bind(endpoint, registry: registry, beforeScrape: { await sessions.recordStoreMetrics() },
+                                                             logger: logger)
+            } catch {
+                await accessLog?.close()
+                await backing.close(logger: logger)
+                socketDirectory.release()
+                throw error
+            }
+            services.insert(metricsServer, at: services.count - 1)
+        }
         return DaemonParts(backing: backing, socketDirectory: socketDirectory, socketPath: paths.socket,
                            bound: bound, services: services, socketWatch: watch, accessLog: accessLog, logger: logger)
     }
 
     /// The one place the store is chosen: the fleet's database for `backend = "postgresql"`, else the
     /// local vault, opened and (with a key file) unlocked. Fails closed with an error that names the file.
-    private static func openStore(_ configuration: DaemonConfiguration, settings: DaemonSettings, threadPool: NIOThreadPool,
-                                  logger: Logger) async throws -> Backing {
+    private static func openStore(_ configuration: DaemonConfiguration, settings: DaemonSettings, metrics: any MetricsFactory,
+                                  threadPool: NIOThreadPool, logger: Logger) async throws -> Backing {
         if let fleet = settings.postgresql {
-            return .fleet(try await FleetStore.open(fleet, clock: configuration.clock, deadlineClock: configuration.sleeper, logger: logger))
+            return .fleet(try await FleetStore.open(fleet, clock: configuration.clock, deadlineClock: configuration.sleeper,
+                                                    metrics: metrics, logger: logger))
         }
         let paths = configuration.paths
         let owner: VaultOwnerLock
@@ -221,19 +259,7 @@ struct DaemonParts: Sendable {
         ListeningSocket.remove(socketPath, ifStill: bound.current)
         accessLog?.flushSummaries()
         await accessLog?.close()
-        switch backing {
-        case .local(let local):
-            await local.vault.lock()
-            await local.generationRecord.flush()
-            do {
-                try local.storage.close()
-            } catch {
-                logger.warning("the database did not close cleanly: \(error)")
-            }
-            local.owner.release()
-        case .fleet(let fleet):
-            await fleet.close()
-        }
+        await backing.close(logger: logger)
         socketDirectory.release()
         logger.info("stopped")
     }

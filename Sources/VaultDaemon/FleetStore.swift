@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import PostgresNIO
 import Vault
 import VaultCore
@@ -27,7 +28,7 @@ struct FleetStore: Sendable {
     private let listener: Task<Void, Never>
 
     static func open(_ settings: FleetDatabaseSettings, clock: any VaultClock, deadlineClock: any Clock<Duration>,
-                     logger: Logger) async throws -> FleetStore {
+                     metrics: any MetricsFactory, logger: Logger) async throws -> FleetStore {
         let master: SecureBytes
         do {
             master = try KeyFile.load(from: settings.keyFile)
@@ -46,7 +47,7 @@ struct FleetStore: Sendable {
         do {
             let store = try await PostgresTokenStore.open(
                 client: client, masterKey: master, clock: clock, callDeadline: .seconds(settings.callDeadlineSeconds),
-                deadlineClock: deadlineClock, logger: logger)
+                deadlineClock: deadlineClock, logger: logger, metrics: metrics)
             let logNamesKey = SecureBytes(copying: KeyedHash.tag(key: master, context: "sortedvault fleet log names", parts: []))
             let listener = Task { await store.listenForChanges(listenConfiguration) }
             return FleetStore(store: store, logNamesKey: logNamesKey, pool: pool, listener: listener)

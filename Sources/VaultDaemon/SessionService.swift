@@ -74,6 +74,12 @@ final class SessionService: VarlinkInterface {
             case .fleetStatus:
                 try access.require(peer, "fleet.status", service: nil, interface: name)
                 return .task { .typed(SessionInterface.FleetStatus.Reply(try await self.sessions.fleetStatus())) }
+            case .fleetRewrap:
+                let request = try SessionInterface.FleetRewrap.Request(from: parameters)
+                let batchSize = request.batchSize.map { Int(clamping: $0) } ?? Self.rewrapBatchSize
+                try access.require(peer, "fleet.rewrap", service: nil, interface: name)
+                activity.touch()
+                return .task { try await self.rewrap(batchSize: batchSize, peer: peer) }
             case .status:
                 let key = try authorized(.init(from: parameters), peer, "session.status")
                 return .task { .typed(SessionInterface.Status.Reply(session: .init(try await self.sessions.status(key)))) }
@@ -105,6 +111,21 @@ final class SessionService: VarlinkInterface {
         try access.require(peer, operation, service: key.service, interface: self.name)
         activity.touch()
         return key
+    }
+
+    /// Rows per transaction of a rewrap when the caller names none: few enough that a batch's locks
+    /// are short for the readers and writers beside it.
+    static let rewrapBatchSize = 500
+
+    /// The fleet's rewrap (``SessionManager/rewrapDataKeys(batchSize:)``); `Unsupported` for a store with no data keys.
+    private func rewrap(batchSize: Int, peer: PeerCredentials) async throws -> VarlinkReply {
+        guard let result = try await sessions.rewrapDataKeys(batchSize: batchSize) else {
+            throw VarlinkError(SessionInterface.Unsupported(reason: "not a fleet store: this daemon keeps a one-host vault, sealed under its master key, which has no data keys to rewrap (`sortedvault change-passphrase` changes the key that wraps it); rewrap runs on a daemon with backend = \"postgresql\""))
+        }
+        logger.notice("rewrapped the fleet's store", metadata: [
+            "uid": "\(peer.uid)", "keyID": "\(result.keyID)", "rows": "\(result.rows)", "retired": "\(result.retiredKeyIDs)",
+        ])
+        return .typed(SessionInterface.FleetRewrap.Reply(result))
     }
 
     /// The logins whose service the policy lets this caller `session.list`; never their tokens.

@@ -30,6 +30,8 @@ enum BuiltInFiles {
     min_valid_seconds = 60           # auto-login returns a cached access token only if it stays valid this long
     proactive_refresh_seconds = 60   # the daemon refreshes logins this long before min_valid is crossed; 0 = only on request
     device_flow = true               # false: refuse `session login --flow device` (RFC 8628), for users who fear its phishing risk
+    # [metrics]                      # off by default: serve GET /metrics (Prometheus) to this host only
+    # listen = "127.0.0.1:9464"      # a loopback address, or "unix:/run/sortedvault/metrics.sock" (docs/daemon.md, Metrics)
 
     """#
 }

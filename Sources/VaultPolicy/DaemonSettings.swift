@@ -40,6 +40,8 @@ public struct DaemonSettings: Sendable, Equatable {
     /// How the access log and the daemon's log name a service: a keyed pseudonym (the default: the
     /// logs are at rest in plaintext, the vault's names are not) or the plain name.
     public var accessLogNames: LogNames = .pseudonyms
+    /// The `[metrics]` table: where Prometheus scrapes the daemon's metrics; nil (the default) serves none.
+    public var metrics: MetricsEndpoint?
 
     /// `access_log_names = "pseudonyms"` or `"plain"`.
     public enum LogNames: String, Sendable, Equatable, CaseIterable {
@@ -95,7 +97,7 @@ public struct DaemonSettings: Sendable, Equatable {
         let reader = TOMLTableReader(table: try TOMLParser.parse(text, file: file), file: file, name: "the top level")
         try reader.rejectUnknownKeys(["auto_lock_minutes", "idle_connection_timeout_seconds", "max_connections_per_uid",
                                       "max_connections_per_process", "max_connections_per_executable",
-                                      "reserved_connections_for_new_processes", "backend", "access_log_names", "session", "postgresql"])
+                                      "reserved_connections_for_new_processes", "backend", "access_log_names", "session", "postgresql", "metrics"])
         var settings = keyDefaults
         if let value = try reader.integer("auto_lock_minutes", in: autoLockRange) { settings.autoLockMinutes = value }
         if let value = try reader.integer("idle_connection_timeout_seconds", in: idleTimeoutRange) { settings.idleConnectionTimeoutSeconds = value }
@@ -133,6 +135,7 @@ public struct DaemonSettings: Sendable, Equatable {
             settings.sessionProviderDeadlineSeconds = try session.integer("provider_deadline_seconds", in: providerDeadlineRange)
         }
         try parseFleet(reader, into: &settings)
+        try parseMetrics(reader, into: &settings)
         return settings
     }
 

@@ -27,4 +27,9 @@ extension PostgresTokenStore: DataKeyReporting {
             return DataKeyUse(id: Int(id), rows: Int(count))
         }
     }
+
+    public func rewrapDataKeys(batchSize: Int) async throws -> DataKeyRewrap {
+        let report = try await rewrap(batchSize: batchSize)
+        return DataKeyRewrap(keyID: Int(report.keyID), rows: report.rows, retiredKeyIDs: report.retiredKeyIDs.map(Int.init))
+    }
 }

@@ -70,6 +70,13 @@ extension SessionManager {
         return result
     }
 
+    /// Rewraps the store's rows under a new data key (``DataKeyRewrap``); nil when the store has no
+    /// data keys (a one-host vault, sealed under its master key).
+    public func rewrapDataKeys(batchSize: Int) async throws -> DataKeyRewrap? {
+        guard let keyed = store as? any DataKeyReporting else { return nil }
+        return try await keyed.rewrapDataKeys(batchSize: batchSize)
+    }
+
     /// The revocation backlog, the logins in doubt and the data keys in use, from the store all
     /// managers share (or this manager's own).
     public func fleetStatus() async throws -> FleetStatus {

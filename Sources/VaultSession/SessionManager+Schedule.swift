@@ -100,8 +100,9 @@ extension SessionManager {
     }
 
     /// Sets the store's gauges (backlog, logins in doubt); a store that cannot answer now leaves
-    /// them as they were.
-    func recordStoreMetrics() async {
+    /// them as they were. Each round of background work ends with it, and a metrics endpoint calls
+    /// it before each scrape, so a scrape sees what `fleet status` says now.
+    public func recordStoreMetrics() async {
         guard let backlog = try? await revocationBacklog(), let inDoubt = try? await store.loginsInDoubt() else { return }
         metrics.record(backlog, loginsInDoubt: inDoubt)
     }

@@ -13,7 +13,7 @@ struct FleetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fleet",
         abstract: "Revoke every login of a service, and see the background work left (one host or a fleet of daemons).",
-        subcommands: [FleetRevoke.self, FleetStatusCommand.self])
+        subcommands: [FleetRevoke.self, FleetStatusCommand.self, FleetRewrapCommand.self])
 }
 
 struct FleetRevoke: ReportingCommand {
@@ -65,5 +65,26 @@ struct FleetStatusCommand: ReportingCommand {
         if let keys = status.dataKeys {
             print("data keys in use: " + (keys.isEmpty ? "—" : keys.map { "\($0.id) (\($0.rows) rows)" }.joined(separator: ", ")))
         }
+    }
+}
+
+struct FleetRewrapCommand: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rewrap",
+        abstract: "Re-encrypt the fleet's store under a new data key, online, and retire the old keys.",
+        discussion: """
+            New writes use the new key at once; rows move in batches while every daemon keeps serving; \
+            the older keys are retired when no row uses them (`fleet status` shows the keys in use). \
+            Only a fleet daemon (backend = "postgresql") has data keys. Needs the policy operation fleet.rewrap.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Rows re-encrypted per transaction (1–10000; the daemon's default is 500).") var batchSize: Int?
+
+    func perform() async throws {
+        // A large store takes a while: every row is read, opened, sealed again and written.
+        let result = try await global.sessionClient(timeout: .seconds(3600)).rewrapDataKeys(batchSize: batchSize)
+        let retired = result.retiredKeyIDs.isEmpty ? "none" : result.retiredKeyIDs.map(String.init).joined(separator: ", ")
+        print("re-encrypted \(result.rows) row\(result.rows == 1 ? "" : "s") under data key \(result.keyID); retired data keys: \(retired)")
     }
 }

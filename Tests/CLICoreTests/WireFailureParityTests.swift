@@ -21,7 +21,7 @@ import VaultClient
         + ["org.varlink.service.PermissionDenied", "org.varlink.service.InvalidParameter", "org.varlink.service.MethodNotFound"]
 
     static let sessionNames = ["NoSession", "Locked", "PermissionDenied", "InvalidParameter", "ProviderRejected",
-                               "IntegrityFailure", "StorageFailure"].map { "org.sortedvault.session." + $0 } + vaultNames
+                               "IntegrityFailure", "StorageFailure", "Unsupported"].map { "org.sortedvault.session." + $0 } + vaultNames
 
     @Test(arguments: vaultNames)
     func aVaultErrorReplyReadsAsTheFullClientReadsIt(name: String) {

@@ -9,7 +9,7 @@ import Glibc
 /// dir, a daemon process it starts and stops, and helpers to run CLI commands against it. Shared by
 /// every test target that runs the binary.
 public final class CLIHarness: @unchecked Sendable {
-    public struct Result {
+    public struct Result: Sendable {
         public let status: Int32
         public let stdout: Data
         public let stderr: String

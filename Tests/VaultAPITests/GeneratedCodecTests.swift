@@ -56,6 +56,8 @@ import VaultCrypto
         try check(I.FleetStatus.self, .init(), .init(pendingRevocations: 4, stuckRevocations: 1, stuckAfter: 10, oldestRevocationSeconds: 2.5,
                                                      loginsInDoubt: 1, dataKeys: [.init(id: 1, rows: 0), .init(id: 2, rows: 7)]), covered)
         try check(I.FleetStatus.self, .init(), .init(pendingRevocations: 0, stuckRevocations: 0, stuckAfter: 10, loginsInDoubt: 0), covered)
+        try check(I.FleetRewrap.self, .init(batchSize: 100), .init(keyId: 3, rows: 250, retiredKeys: [.init(id: 1, rows: 0), .init(id: 2, rows: 0)]), covered)
+        try check(I.FleetRewrap.self, .init(batchSize: nil), .init(keyId: 2, rows: 0, retiredKeys: []), covered)
         try check(I.List.self, .init(service: nil), .init(logins: [.init(service: "s", account: "a", providerKind: "oidc", userId: nil, state: "expired",
                                                                         accessTokenExpiresAt: 1, hasRefreshToken: true)]), covered)
         try check(I.Watch.self, .init(service: "s", account: nil), .init(event: .init(kind: .saved, service: "s", account: "a", at: 12)), covered)

@@ -57,6 +57,15 @@ extension DaemonSuite {
             #expect(reply?["pendingRevocations"]?.intValue == 1 && reply?["dataKeys"] == nil, "\(json.text)")
         }
 
+        @Test func rewrapOnAOneHostDaemonSaysItIsNotAFleetStore() async throws {
+            let world = try World()
+            defer { world.cli.stopDaemon() }
+            let rewrap = try world.cli.run(["fleet", "rewrap"])
+            #expect(rewrap.status == 4, "\(rewrap.stderr)")
+            #expect(rewrap.stderr.contains("not a fleet store") && rewrap.stderr.contains("backend = \"postgresql\""), "\(rewrap.stderr)")
+            #expect(rewrap.text.isEmpty)
+        }
+
         @Test func bothCommandsNeedTheirOwnPolicyOperations() async throws {
             let world = try World(access: """
                 [[rule]]
@@ -71,6 +80,7 @@ extension DaemonSuite {
             let revoke = try world.cli.run(["fleet", "revoke", "--service", "com.sorted.api"])
             #expect(revoke.status == 3, "\(revoke.stderr)")
             #expect(try world.cli.run(["fleet", "status"]).status == 3)
+            #expect(try world.cli.run(["fleet", "rewrap"]).status == 3)
             #expect(try await world.sessions.list(service: "com.sorted.api").count == 1, "a refused bulk logout wiped a login")
         }
     }

@@ -30,10 +30,11 @@ extension DaemonSuite {
             /// - Parameters:
             ///   - proactive: keep the daemon's proactive refresh on (the shipped default).
             ///   - access: the access policy's text; the shipped one when nil.
-            init(proactive: Bool = false, access: String? = nil) throws {
+            ///   - settings: more of settings.toml (tables after `[session]`).
+            init(proactive: Bool = false, access: String? = nil, settings: String = "") throws {
                 cli = try CLIHarness()
                 try cli.initKeyFileVault()
-                try cli.writePolicy(access: access, settings: "[session]\nproactive_refresh_seconds = \(proactive ? 60 : 0)\n")
+                try cli.writePolicy(access: access, settings: "[session]\nproactive_refresh_seconds = \(proactive ? 60 : 0)\n" + settings)
                 let clockFile = cli.root + "/clock"
                 self.clockFile = clockFile
                 clock = ManualClock(start: Date()) { date in
