@@ -43,9 +43,14 @@ struct FleetDatabase: Sendable {
         return FleetDatabase(server: server, name: try server.createDatabase())
     }
 
+    /// Deadlines and server timeouts far beyond any call's time, however loaded the machine: they are
+    /// real time, and no test that uses these settings is about them (DatabaseDeadlineTests checks the
+    /// deadline on a manual clock; the outage and migration tests set their own).
     var settings: PostgresSettings {
         PostgresSettings(endpoint: .unixSocket(directory: server.socketDirectory), port: server.port, database: name,
-                         user: server.user, passwordFile: server.passwordFile, callDeadline: .seconds(30))
+                         user: server.user, passwordFile: server.passwordFile,
+                         statementTimeout: .seconds(120), lockTimeout: .seconds(120), idleInTransactionTimeout: .seconds(300),
+                         callDeadline: .seconds(300))
     }
 
     /// Runs `body` with a running client of its own (its pool, as one daemon has).
