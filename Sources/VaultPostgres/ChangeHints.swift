@@ -15,6 +15,11 @@ import VaultCrypto
 /// delivered only once the change is visible. A hint is only a hint: the row is the truth, and a
 /// waiter re-reads it. Notifications sent while no connection listened are lost, so each time the
 /// listening connection (re)connects, every waiter is told to look again.
+///
+/// A link cut without a word (no FIN, no RST: a partition, a dead host) leaves a listen waiting for
+/// as long as the kernel keeps the socket, which on an idle connection is forever. So the listening
+/// connection asks the server `SELECT 1` once per call deadline, under that deadline, and is closed
+/// and made again when no answer comes.
 final class ChangeHints: Sendable {
     static let channel = "sortedvault_changes"
 
@@ -50,9 +55,9 @@ final class ChangeHints: Sendable {
         return stream
     }
 
-    /// Listens until the calling task is cancelled, reconnecting after `pause(failures)` whenever
-    /// the connection fails or ends.
-    func run(_ configuration: PostgresConnection.Configuration, pause: @Sendable (Duration) async throws -> Void, logger: Logger) async {
+    /// Listens until the calling task is cancelled, reconnecting after a pause on `deadline`'s clock
+    /// whenever the connection fails, ends, or misses a probe's deadline.
+    func run(_ configuration: PostgresConnection.Configuration, deadline: DatabaseDeadline, logger: Logger) async {
         state.withLock { $0.listening = true }
         defer {
             let all = state.withLock { state in
@@ -66,6 +71,8 @@ final class ChangeHints: Sendable {
         while !Task.isCancelled {
             do {
                 let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+                let probe = Task { await Self.probe(connection, deadline: deadline, logger: logger) }
+                defer { probe.cancel() }
                 do {
                     try await connection.listen(on: Self.channel) { notifications in
                         failures = 0
@@ -83,7 +90,24 @@ final class ChangeHints: Sendable {
             if Task.isCancelled { break }
             failures += 1
             // 0.5 s, 1 s, 2 s … at most 10 s between attempts.
-            try? await pause(.milliseconds(min(500 << min(failures - 1, 5), 10_000)))
+            try? await deadline.pause(.milliseconds(min(500 << min(failures - 1, 5), 10_000)))
+        }
+    }
+
+    /// Asks the server `SELECT 1` every `deadline.limit` until cancelled; closes the connection (which
+    /// ends its listen) at the first probe that fails or misses the deadline.
+    private static func probe(_ connection: PostgresConnection, deadline: DatabaseDeadline, logger: Logger) async {
+        do {
+            while true {
+                try await deadline.pause(deadline.limit)
+                _ = try await deadline.run { try await connection.query("SELECT 1", logger: logger).collect() }
+            }
+        } catch is CancellationError {
+            return
+        } catch {
+            logger.info("the database connection listening for changes did not answer in time; it reconnects", metadata: ["error": "\(String(describing: type(of: error)))"])
+            // Not awaited: closing a TLS connection on a dead link waits for the peer's close_notify.
+            _ = connection.close() as EventLoopFuture<Void>
         }
     }
 

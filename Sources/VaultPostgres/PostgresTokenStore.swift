@@ -174,8 +174,7 @@ public final class PostgresTokenStore: TokenStore {
     /// ``PostgresSettings/listenConfiguration()``) until the calling task is cancelled; run it for as
     /// long as the store is used. Without it, ``changes(of:)`` is nil and waiters look again by time.
     public func listenForChanges(_ configuration: PostgresConnection.Configuration) async {
-        let deadline = deadline
-        await hints.run(configuration, pause: { try await deadline.pause($0) }, logger: logger)
+        await hints.run(configuration, deadline: deadline, logger: logger)
     }
 
     /// How many times the listening connection was made: 1 once it listens, one more per reconnection.

@@ -17,6 +17,23 @@ import Glibc
 /// chowned to it) and the test process reaches the socket as root. Never put the data directory in
 /// the repository: CI checks it out inside a directory `nobody` cannot enter.
 public final class PostgresServer: Sendable {
+    /// A TCP listener with TLS beside the Unix socket, the server run inside a network namespace.
+    public struct TCPListener: Sendable {
+        /// The namespace the server runs in (`ip netns exec`); its address is on a link into it.
+        public var namespace: String
+        public var address: String
+        /// PEM files the server reads (as `nobody` under root): its certificate and its private key (mode 0600).
+        public var certificateFile: String
+        public var keyFile: String
+
+        public init(namespace: String, address: String, certificateFile: String, keyFile: String) {
+            self.namespace = namespace
+            self.address = address
+            self.certificateFile = certificateFile
+            self.keyFile = keyFile
+        }
+    }
+
     /// The temporary directory holding everything: data, socket, log, password file.
     public let root: String
     public let socketDirectory: String
@@ -26,23 +43,26 @@ public final class PostgresServer: Sendable {
     /// The role's password, one line, mode 0600, owned by the test process's user.
     public let passwordFile: String
 
+    public let listener: TCPListener?
     private let binaries: String
     private var dataDirectory: String { root + "/data" }
     private var logFile: String { root + "/server.log" }
     private var runsAsNobody: Bool { geteuid() == 0 }
 
-    private init(root: String, binaries: String) {
+    private init(root: String, binaries: String, listener: TCPListener?) {
         self.root = root
+        self.listener = listener
         self.binaries = binaries
         socketDirectory = root + "/socket"
         passwordFile = root + "/fleet-password"
     }
 
-    /// Creates a cluster, starts it and creates the `fleet` role.
-    public static func start() throws -> PostgresServer {
+    /// Creates a cluster, starts it and creates the `fleet` role; with `listener`, it also takes
+    /// TLS connections (`hostssl`, scram) on that address, run inside that namespace.
+    public static func start(listener: TCPListener? = nil) throws -> PostgresServer {
         var template = Array("/tmp/sv-postgres-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw HarnessError("mkdtemp under /tmp failed: \(String(cString: strerror(errno)))") }
-        let server = PostgresServer(root: String(cString: made), binaries: try findBinaries())
+        let server = PostgresServer(root: String(cString: made), binaries: try findBinaries(), listener: listener)
         do {
             try server.setUp()
         } catch {
@@ -64,7 +84,8 @@ public final class PostgresServer: Sendable {
         // The server's own user administers it over peer authentication; every other role logs in
         // with a password, as a fleet's daemons do.
         let serverUser = runsAsNobody ? "nobody" : String(cString: getpwuid(geteuid())!.pointee.pw_name)
-        try "local all \(serverUser) peer\nlocal all all scram-sha-256\n".write(toFile: dataDirectory + "/pg_hba.conf", atomically: false, encoding: .utf8)
+        let tcp = listener.map { "hostssl all all \($0.address)/24 scram-sha-256\n" } ?? ""
+        try "local all \(serverUser) peer\nlocal all all scram-sha-256\n\(tcp)".write(toFile: dataDirectory + "/pg_hba.conf", atomically: false, encoding: .utf8)
         try startUp()
         let password = (0..<24).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
         try writePrivateFile(passwordFile, password + "\n")
@@ -74,7 +95,7 @@ public final class PostgresServer: Sendable {
     /// Starts the stopped server again (`pg_ctl start -w`).
     public func startUp() throws {
         try runAsServerUser([binaries + "/pg_ctl", "-D", dataDirectory, "-l", logFile, "-w", "-t", "60",
-                             "-o", "-k \(socketDirectory) -c listen_addresses='' -c max_connections=200 -c fsync=off -p \(port)", "start"], what: "pg_ctl start")
+                             "-o", serverOptions, "start"], what: "pg_ctl start")
     }
 
     /// Stops the server, keeping its data (`pg_ctl stop -m fast`): connections are cut, as in an outage.
@@ -85,7 +106,12 @@ public final class PostgresServer: Sendable {
     /// Restarts the server (`pg_ctl restart -m fast`).
     public func restart() throws {
         try runAsServerUser([binaries + "/pg_ctl", "-D", dataDirectory, "-l", logFile, "-m", "fast", "-w", "-t", "60",
-                             "-o", "-k \(socketDirectory) -c listen_addresses='' -c max_connections=200 -c fsync=off -p \(port)", "restart"], what: "pg_ctl restart")
+                             "-o", serverOptions, "restart"], what: "pg_ctl restart")
+    }
+
+    private var serverOptions: String {
+        let tcp = listener.map { "-c listen_addresses='\($0.address)' -c ssl=on -c ssl_cert_file='\($0.certificateFile)' -c ssl_key_file='\($0.keyFile)'" }
+        return "-k \(socketDirectory) \(tcp ?? "-c listen_addresses=''") -c max_connections=200 -c fsync=off -p \(port)"
     }
 
     /// Stops the server if it runs and removes its directory.
@@ -110,7 +136,8 @@ public final class PostgresServer: Sendable {
 
     @discardableResult
     private func runAsServerUser(_ argv: [String], what: String, input: Data = Data()) throws -> String {
-        let command = runsAsNobody ? ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"] + argv : argv
+        let user = runsAsNobody ? ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"] + argv : argv
+        let command = listener.map { ["/usr/sbin/ip", "netns", "exec", $0.namespace] + user } ?? user
         let environment = ["PATH": "/usr/bin:/bin", "LC_ALL": "C", "PGUSER": runsAsNobody ? "nobody" : (ProcessInfo.processInfo.environment["USER"] ?? "")]
         let (status, out, err) = try Subprocess.run(command, environment: environment, input: input)
         guard status == 0 else {

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+import TestSupport
+import VaultCore
+import VaultCrypto
+import VaultPostgres
+import VaultTesting
+
+extension PostgresSuite {
+    /// Issue 22's scenario 4, a partition: PostgreSQL runs in a network namespace and takes TLS
+    /// connections (a CA and an IP-SAN certificate made for the test, `hostssl` with scram) on a
+    /// private veth link; two stores reach it as two daemons would, given the CA as `ca_file`. The
+    /// link is then cut in silence (no FIN, no RST) for many call deadlines on the stores' clock: each
+    /// call answers `unavailable` or a storage error, none hangs, and the idle listening connection
+    /// finds out it is dead. Once the link is back, calls work again, the listening connection has
+    /// been made again and delivers hints, and nothing written before the cut is lost.
+    @Suite(.enabled(if: NetworkPartition.available, "making a network namespace (ip netns add) needs root"))
+    struct FleetPartitionTests {
+        @Test func aPartitionedDatabaseAnswersWithinTheDeadlineAndTheListenConnectionReconnects() async throws {
+            let link = try NetworkPartition()
+            defer { link.remove() }
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sv-partition-\(UUID())").path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let tls = try link.tlsFiles(in: directory)
+            let server = try PostgresServer.start(listener: .init(namespace: link.namespace, address: link.namespaceAddress,
+                                                                  certificateFile: tls.certificateFile, keyFile: tls.keyFile))
+            defer { server.stop() }
+            let database = FleetDatabase(server: server, name: try server.createDatabase())
+            let settings = PostgresSettings(endpoint: .tcp(host: link.namespaceAddress), port: server.port, database: database.name,
+                                            user: server.user, passwordFile: server.passwordFile, trustRootsFile: tls.caFile,
+                                            callDeadline: .seconds(3))
+            let listenConfiguration = try settings.listenConfiguration()
+            let sleeper = ManualSleepClock()
+            let clock = ManualClock(mirror: sleeper.reach)
+            let master = masterKey()
+            let item = try ItemKey(service: "com.sorted.api", account: "ada")
+
+            try await database.withStore(master: master, clock: clock, settings: settings, deadlineClock: sleeper) { a in
+                try await database.withStore(master: master, clock: clock, settings: settings, deadlineClock: sleeper) { b in
+                    let listener = Task { await b.listenForChanges(listenConfiguration) }
+                    defer { listener.cancel() }
+                    try await hangGuard { while b.changeHintConnections == 0 { try await Task.sleep(for: .milliseconds(10)) } }
+                    try await a.store(SecureBytes(copying: [1]), for: item, options: .none)
+                    #expect(b.changeHintConnections == 1)
+
+                    try link.cut()
+                    // From the cut until the listening connection is back, the stores' clock runs a
+                    // call deadline and more every 200 ms; it stands still otherwise, so no call made
+                    // on a connected link meets its deadline however busy the machine is.
+                    let ticker = Task {
+                        while !Task.isCancelled {
+                            clock.advance(by: 4)
+                            try? await Task.sleep(for: .milliseconds(200))
+                        }
+                    }
+                    defer { ticker.cancel() }
+                    for step in 0..<4 {
+                        do {
+                            _ = try await hangGuard { try await a.retrieve(item) }
+                            Issue.record("call \(step) during the partition succeeded")
+                        } catch let error as VaultError {
+                            #expect(error.code == .unavailable || error.code == .storageFailure, "\(error)")
+                        }
+                    }
+                    try await Task.sleep(for: .seconds(2))   // 2 s real, many deadlines on the stores' clock
+                    try link.restore()
+
+                    try await hangGuard(seconds: 120) {
+                        while b.changeHintConnections < 2 { try await Task.sleep(for: .milliseconds(50)) }
+                    }
+                    ticker.cancel()
+                    let before = try await hangGuard(seconds: 120) { try await Self.eventually { try await b.retrieve(item) } }
+                    #expect(before.secret == SecureBytes(copying: [1]))
+                    let hints = try #require(await b.changes(of: item))
+                    try await hangGuard(seconds: 120) {
+                        try await Self.eventually { try await a.store(SecureBytes(copying: [2]), for: item, options: .none) }
+                    }
+                    #expect(try await hangGuard { await hints.first { _ in true } } != nil, "no hint after the link came back")
+                    #expect(try await b.retrieve(item).secret == SecureBytes(copying: [2]))
+                }
+            }
+        }
+
+        /// `call`'s result once it succeeds: the pools find their connections again with a backoff of their own.
+        static func eventually<T: Sendable>(_ call: @Sendable () async throws -> T) async throws -> T {
+            while true {
+                do { return try await call() } catch is VaultError { try await Task.sleep(for: .milliseconds(250)) }
+            }
+        }
+    }
+}
