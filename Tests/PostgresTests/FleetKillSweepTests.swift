@@ -102,8 +102,10 @@ extension PostgresSuite {
             print("fleet kill sweep, \(step.rawValue): \(runs) kills; ended \(endings.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")); refresh requests per login \(requestsPerRun.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")); most per refresh token \(perToken.values.max() ?? 0); kills landed with \(landed.sorted { $0.key < $1.key }.map { "\($0.key)\($0.value)" }.joined(separator: "; "))")
         }
 
+        /// The lease generation sequence's position: it moves at every claim and never back (a row's
+        /// `lease_generation` returns to 0 at the commit, which a poll can miss).
         static func highestGeneration(_ database: FleetDatabase) async throws -> Int64 {
-            let rows = try await database.sql("SELECT coalesce(max(lease_generation), 0)::bigint FROM sortedvault_items")
+            let rows = try await database.sql("SELECT last_value * 2 + is_called::int FROM sortedvault_generation")
             return try rows.first?.decode(Int64.self) ?? 0
         }
 
