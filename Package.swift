@@ -248,9 +248,11 @@ let package = Package(
                 path: "Tests/TestSupport"),
         // libsecret's headers, linked, for the keyring tests only.
         .systemLibrary(name: "CSecret", path: "Tests/CSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
+        // Where the keyring tests' own GLib finds its session bus, set before main (no setenv later).
+        .target(name: "CTestBus", dependencies: ["CSecret"], path: "Tests/CTestBus"),
         .testTarget(
             name: "SecretServiceTests",
-            dependencies: ["VaultSecretService", "VaultClient", "VaultCore", "VaultCrypto", "VaultTesting", "CSecret", "TestSupport", .product(name: "NIOPosix", package: "swift-nio")]
+            dependencies: ["VaultSecretService", "VaultClient", "VaultCore", "VaultCrypto", "VaultTesting", "CSecret", "CTestBus", "TestSupport", .product(name: "NIOPosix", package: "swift-nio")]
         ),
         .testTarget(
             name: "PostgresTests",

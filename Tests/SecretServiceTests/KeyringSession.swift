@@ -1,4 +1,5 @@
 import CSecret
+import CTestBus
 import Foundation
 import TestSupport
 
@@ -27,9 +28,12 @@ final class KeyringSession: @unchecked Sendable {
     var home: String { root + "/home" }
     var runtimeDir: String { root + "/run" }
 
-    /// - Parameter keyring: false gives a session bus with no Secret Service provider on it.
-    init(keyring: Bool = true) throws {
-        root = FileManager.default.temporaryDirectory.appendingPathComponent("sv-kr-\(UUID().uuidString.prefix(8))").path
+    /// - Parameters:
+    ///   - keyring: false gives a session bus with no Secret Service provider on it.
+    ///   - root: the private directory to run in (its `bus` is the bus's socket); a new one by default.
+    init(keyring: Bool = true, root directory: String? = nil) throws {
+        let root = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("sv-kr-\(UUID().uuidString.prefix(8))").path
+        self.root = root
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         var input: [Int32] = [0, 0], output: [Int32] = [0, 0]
         guard pipe(&input) == 0, pipe(&output) == 0 else { throw HarnessError("pipe failed") }
@@ -142,26 +146,19 @@ final class KeyringSession: @unchecked Sendable {
 }
 
 /// The one keyring this test process's own libsecret calls use. GLib connects to the session bus
-/// once per process, reading its address from the environment on the first call, and every later
-/// call uses that connection; the suites that use it run one test at a time (``SecretServiceSuite``).
-/// The address is in the environment only for that first connection: the processes this test
-/// process starts (daemons, CLIs, scripts, in every suite) do not inherit the test keyring, and
-/// those that need it are given its address (``KeyringSession/environment(_:)``).
+/// once per process and keeps that connection; with no address in the environment, it looks for
+/// `bus` in its user runtime directory, which it read once, before main (`CTestBus`). The shared
+/// keyring's bus listens exactly there. So nothing here changes the environment — another thread's
+/// `posix_spawn` may be reading it — and the processes this test process starts do not inherit the
+/// test keyring; those that need it are given its address (``KeyringSession/environment(_:)``).
+/// The suites that use it run one test at a time (``SecretServiceSuite``).
 enum SharedKeyring {
     static let session: KeyringSession = {
         do {
-            let session = try KeyringSession()
-            let name = "DBUS_SESSION_BUS_ADDRESS"
-            let previous = getenv(name).map { String(cString: $0) }
-            setenv(name, session.busAddress, 1)
-            var error: UnsafeMutablePointer<GError>?
-            // Never released: GLib keeps its session bus only while someone holds it.
-            let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error)
-            if let previous { setenv(name, previous, 1) } else { unsetenv(name) }
-            guard bus != nil else {
-                throw HarnessError("cannot connect to the test keyring's bus: \(error.map { String(cString: $0.pointee.message) } ?? "?")")
+            guard let directory = sortedvault_test_bus_directory() else {
+                throw HarnessError("no private directory for the test bus was made before main (CTestBus)")
             }
-            return session
+            return try KeyringSession(root: String(cString: directory))
         } catch {
             preconditionFailure("\(error)")
         }
