@@ -53,10 +53,20 @@ struct FleetStore: Sendable {
             return FleetStore(store: store, logNamesKey: logNamesKey, pool: pool, listener: listener)
         } catch let error as VaultError {
             pool.cancel()
-            let hint = error.code == .wrongPassphrase
-                ? "; every host of a fleet needs the same key file as the daemon that first opened the database"
-                : ""
-            throw DaemonError("refusing to start: the fleet's database (\(describe(settings))) did not open: \(error.reason)\(hint)")
+            var reason = error.reason
+            if error.code == .wrongPassphrase {
+                reason += "; every host of a fleet needs the same key file as the daemon that first opened the database"
+            } else if error.code == .unavailable {
+                // The pool keeps why its connections fail to itself: one connection made alone says
+                // which step failed (no server, TLS, the login), when that is the reason.
+                do {
+                    try await listenConfiguration.checkConnection(deadline: .seconds(settings.callDeadlineSeconds),
+                                                                  clock: deadlineClock, logger: logger)
+                } catch let connecting as VaultError {
+                    if connecting.reason != error.reason { reason = "cannot connect: \(connecting.reason)" }
+                } catch {}
+            }
+            throw DaemonError("refusing to start: the fleet's database (\(describe(settings))) did not open: \(reason)")
         } catch {
             pool.cancel()
             throw error

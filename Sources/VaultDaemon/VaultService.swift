@@ -199,7 +199,12 @@ final class VaultService: VarlinkInterface {
             // A fleet daemon: never locked, opened by the fleet's key file.
             return .task {
                 let own = try await self.items.list(service: nil)
-                return .typed(self.statusReply(peer: peer, locked: false, keySources: ["keyfile"], own: own, rowsWhileLocked: 0))
+                var reply = self.statusReply(peer: peer, locked: false, keySources: ["keyfile"], own: own, rowsWhileLocked: 0)
+                // A fleet's revocations wait in the outbox the daemons share, not among the items.
+                if let outbox = self.items as? any RevocationOutbox {
+                    reply.queuedRevocations = Int64(try await outbox.revocationBacklog(stuckAfter: .max).pending)
+                }
+                return .typed(reply)
             }
         }
         if !vault.isLockedNow, let keySources = try? vault.keySourceKindsNow(), let own = try? vault.listNow(service: nil) {

@@ -1,3 +1,4 @@
+import NIOSSL
 import PostgresNIO
 import VaultCore
 
@@ -20,12 +21,14 @@ enum DatabaseErrors {
         case let error as PSQLError:
             return translate(error)
         default:
+            if let reason = tlsReason(error) { return VaultError(.unavailable, reason) }
             return VaultError(.unavailable, "the database could not be reached (\(type(of: error))); check that PostgreSQL is running and reachable")
         }
     }
 
     private static func translate(_ error: PSQLError) -> VaultError {
         guard error.code == .server else {
+            if let reason = error.underlying.flatMap(tlsReason) { return VaultError(.unavailable, reason) }
             return VaultError(.unavailable,
                               "the database connection failed (\(error.code)); check that PostgreSQL is running and reachable and that the settings name the right socket or host")
         }
@@ -39,6 +42,20 @@ enum DatabaseErrors {
             return VaultError(.permissionDenied, "the database refused the login (\(message)); check the user and the password file")
         default:
             return VaultError.storageFailure("the database refused a statement (SQLSTATE \(state): \(message))")
+        }
+    }
+
+    /// A TLS failure, said as what to check: the certificate's names, or who signed it.
+    private static func tlsReason(_ error: any Error) -> String? {
+        switch error {
+        case let error as NIOSSLExtraError where error == .failedToValidateHostname:
+            return "the database server's TLS certificate does not name the host in the settings (for an IP address, the certificate needs it as an IP subject alternative name), so the connection was refused: connect by the name the certificate was made for, or give the server a certificate that names this host"
+        case NIOSSLError.handshakeFailed(let reason):
+            return "the TLS handshake with the database server failed (\(reason)), so the connection was refused: check that the server's certificate is signed by the CA in ca_file (or, without ca_file, by one of this system's CAs) and has not expired"
+        case let error as NIOSSLError:
+            return "TLS with the database server failed (\(error)), so the connection was refused: check its certificate and the ca_file setting"
+        default:
+            return nil
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PostgresNIO
 import VaultCore
 
@@ -131,5 +132,19 @@ public struct PostgresSettings: Sendable, Equatable {
     private static func milliseconds(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
         return String(seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+    }
+}
+
+extension PostgresConnection.Configuration {
+    /// Connects once, alone, and closes: whether the server is there, takes the TLS and the login.
+    /// A pool only retries a connection that fails and keeps its reason to itself, so a daemon that
+    /// cannot connect would say no more than "no answer"; this says which step failed and what to
+    /// check (the certificate's names, its CA, the password). Bounded by `deadline` on `clock`.
+    public func checkConnection(deadline: Duration, clock: any Clock<Duration> = ContinuousClock(), logger: Logger) async throws {
+        let configuration = self
+        try await DatabaseDeadline(clock: clock, limit: deadline).run {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            try? await connection.close()
+        }
     }
 }

@@ -68,6 +68,10 @@ extension PostgresSuite {
             #expect(logout.wasLoggedIn && !logout.revoked && logout.revocationQueued, "\(logout)")
             #expect(try await provider.revokedTokens().isEmpty)
             #expect(try await Self.queuedRevocations(fleet) == 1)
+            // Every daemon's `sortedvault status` counts the fleet's queue, not its own items.
+            for index in 1..<3 {
+                #expect(try await fleet.items(index).status().queuedRevocations == 1, "daemon \(index)'s status")
+            }
             try await provider.revocation(down: false)
 
             // B and C look for due entries every 30 s of their clock; the entry is due a hold-back
@@ -93,6 +97,7 @@ extension PostgresSuite {
             #expect(live.access == 0 && live.refresh == 0, "the provider still holds \(live.access) access and \(live.refresh) refresh tokens")
             for index in 1..<3 {
                 #expect(Self.signedOut(try await fleet.sessions(index).autoLogin(key)))
+                #expect(try await fleet.items(index).status().queuedRevocations == 0, "daemon \(index)'s status")
             }
             print("fleet logout, A killed: \(try await provider.revocationRequests()) revocation requests, \(revoked.values.reduce(0, +)) answered 200, live tokens \(live)")
         }

@@ -32,6 +32,17 @@ import VaultTesting
         }
     }
 
+    /// Starts a loopback sign-in with a 120 s timeout and waits for the address it shows the user.
+    static func signInShowingItsAddress(_ rig: Rig) async throws -> (task: Task<SessionStatus, any Error>, url: URL, redirect: URLComponents) {
+        let (shown, shownContinuation) = AsyncStream.makeStream(of: URL.self)
+        let task = Task { try await rig.login.signIn(provider: Self.provider, timeout: 120, opener: .loopback { shownContinuation.yield($0) }) }
+        var url: URL?
+        for await shownURL in shown { url = shownURL; break }
+        let shownURL = try #require(url)
+        let redirect = try #require(Self.parameter("redirect_uri", of: shownURL).flatMap(URLComponents.init(string:)))
+        return (task, shownURL, redirect)
+    }
+
     static func parameter(_ name: String, of url: URL) -> String? {
         URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == name }?.value
     }
@@ -84,12 +95,8 @@ import VaultTesting
 
     @Test func theTimeoutCancelsTheVaultsSignInClosesTheReceiverAndSaysNothingWasStored() async throws {
         let rig = try Rig()
-        let (shown, shownContinuation) = AsyncStream.makeStream(of: URL.self)
-        let task = Task { try await rig.login.signIn(provider: Self.provider, timeout: 120, opener: .loopback { shownContinuation.yield($0) }) }
-        var url: URL?
-        for await shownURL in shown { url = shownURL; break }
-        let redirect = try #require(url.flatMap { Self.parameter("redirect_uri", of: $0) }.flatMap(URLComponents.init(string:)))
-        let state = try #require(url.flatMap { Self.parameter("state", of: $0) })
+        let (task, url, redirect) = try await Self.signInShowingItsAddress(rig)
+        let state = try #require(Self.parameter("state", of: url))
         while rig.sleeper.sleeping == 0 { await Task.yield() }  // the timeout is asleep on the manual clock
         // Only the app's clock moves: the vault's sign-in stays live by its own clock, so whatever
         // ends it below is the app's CancelSignIn, not its expiry.
@@ -192,11 +199,7 @@ import VaultTesting
 
     @Test func cancellingTheTaskWhileTheReceiverWaitsClosesItAndCancelsTheVaultsSignIn() async throws {
         let rig = try Rig()
-        let (shown, shownContinuation) = AsyncStream.makeStream(of: URL.self)
-        let task = Task { try await rig.login.signIn(provider: Self.provider, timeout: 120, opener: .loopback { shownContinuation.yield($0) }) }
-        var url: URL?
-        for await shownURL in shown { url = shownURL; break }
-        let redirect = try #require(url.flatMap { Self.parameter("redirect_uri", of: $0) }.flatMap(URLComponents.init(string:)))
+        let (task, _, redirect) = try await Self.signInShowingItsAddress(rig)
         task.cancel()
         let error = await thrown { _ = try await task.value }
         #expect(error is CancellationError, "\(String(describing: error))")

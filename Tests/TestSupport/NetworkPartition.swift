@@ -68,14 +68,17 @@ public final class NetworkPartition: Sendable {
 
     /// A CA and a server certificate for ``namespaceAddress`` (an IP SAN), made with the openssl CLI
     /// in `directory`; the key is chowned to `nobody` under root, mode 0600, for PostgreSQL to read.
-    public func tlsFiles(in directory: String) throws -> (caFile: String, certificateFile: String, keyFile: String) {
+    /// `certifying` names another address for the certificate (its SAN and CN): a server that shows it
+    /// from ``namespaceAddress`` is not the server the client asked for.
+    public func tlsFiles(in directory: String, certifying certified: String? = nil) throws -> (caFile: String, certificateFile: String, keyFile: String) {
+        let certified = certified ?? namespaceAddress
         let ca = directory + "/ca.crt", caKey = directory + "/ca.key"
         let certificate = directory + "/server.crt", key = directory + "/server.key", request = directory + "/server.csr"
         let extensions = directory + "/server.ext"
-        try "subjectAltName=IP:\(namespaceAddress)\n".write(toFile: extensions, atomically: false, encoding: .utf8)
+        try "subjectAltName=IP:\(certified)\n".write(toFile: extensions, atomically: false, encoding: .utf8)
         let curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
         try Self.run(["/usr/bin/openssl", "req", "-x509"] + curve + ["-keyout", caKey, "-out", ca, "-subj", "/CN=sortedvault test CA", "-days", "2"])
-        try Self.run(["/usr/bin/openssl", "req"] + curve + ["-keyout", key, "-out", request, "-subj", "/CN=\(namespaceAddress)"])
+        try Self.run(["/usr/bin/openssl", "req"] + curve + ["-keyout", key, "-out", request, "-subj", "/CN=\(certified)"])
         try Self.run(["/usr/bin/openssl", "x509", "-req", "-in", request, "-CA", ca, "-CAkey", caKey, "-CAcreateserial",
                       "-out", certificate, "-days", "2", "-extfile", extensions])
         chmod(key, 0o600)

@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+import TestSupport
+import VaultCore
+
+extension PostgresSuite {
+    /// A daemon reaches a remote PostgreSQL by IP address over TLS. postgres-nio sends no server name
+    /// for an address (SNI carries names only), so the check that the certificate is the server's is
+    /// swift-nio-ssl's: the certificate's IP SANs against the address connected to. A certificate
+    /// signed by the CA in `ca_file`, but for another address, is refused, and the daemon says why.
+    @Suite(.enabled(if: NetworkPartition.available, "making a network namespace (ip netns add) needs root"))
+    struct FleetTLSTests {
+        @Test func aCertificateForAnotherAddressIsRefusedAndTheDaemonSaysSo() async throws {
+            let link = try NetworkPartition()
+            defer { link.remove() }
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sv-tls-\(UUID())").path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            // Signed by the CA the daemon trusts and valid in every other way, for the link's other end.
+            let tls = try link.tlsFiles(in: directory, certifying: link.hostAddress)
+            let server = try PostgresServer.start(listener: .init(namespace: link.namespace, address: link.namespaceAddress,
+                                                                  certificateFile: tls.certificateFile, keyFile: tls.keyFile))
+            defer { server.stop() }
+            let fleet = try FleetDaemons(count: 1, database: FleetDatabase(server: server, name: try server.createDatabase()),
+                                         callDeadlineSeconds: 5, start: false)
+            defer { fleet.stopAll() }
+            let overTLS = fleet.settingsText.replacingOccurrences(
+                of: "socket_directory = \"\(server.socketDirectory)\"",
+                with: "host = \"\(link.namespaceAddress)\"\nca_file = \"\(tls.caFile)\"")
+            #expect(overTLS != fleet.settingsText)
+            try overTLS.write(toFile: fleet.hosts[0].configDir + "/policy/settings.toml", atomically: false, encoding: .utf8)
+
+            // The daemon's database deadlines run on the fleet's clock: keep it moving until it gives up.
+            let ticker = Task {
+                while !Task.isCancelled {
+                    fleet.clock.advance(by: 6)
+                    try? await Task.sleep(for: .milliseconds(200))
+                }
+            }
+            defer { ticker.cancel() }
+            let refused = "\(try #require(throws: HarnessError.self) { try fleet.start(0) })"
+            #expect(refused.contains("refusing to start"), "\(refused)")
+            #expect(refused.contains("certificate does not name the host"), "\(refused)")
+        }
+    }
+}
