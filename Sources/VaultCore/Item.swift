@@ -9,8 +9,12 @@ public struct StoreOptions: Sendable, Equatable {
     public var attributes: [String: String]
     /// After this instant the item is never returned and is purged.
     public var expiresAt: Date?
+    /// When a login is due for its proactive refresh, written with it by a store that offers
+    /// ``DueRefreshes`` (in clear, as `expiresAt` is: a time, never a secret); other stores ignore it.
+    /// nil: never due.
+    public var refreshDueAt: Date?
 
-    public init(label: String? = nil, attributes: [String: String] = [:], expiresAt: Date? = nil) throws {
+    public init(label: String? = nil, attributes: [String: String] = [:], expiresAt: Date? = nil, refreshDueAt: Date? = nil) throws {
         if let label { try validateText(label, what: "label", maxBytes: Limits.maximumLabelBytes, allowEmpty: true) }
         if attributes.count > Limits.maximumAttributeCount {
             throw VaultError.invalidArgument(
@@ -23,6 +27,7 @@ public struct StoreOptions: Sendable, Equatable {
         self.label = label
         self.attributes = attributes
         self.expiresAt = expiresAt
+        self.refreshDueAt = refreshDueAt
     }
 
     /// No label, no attributes, no expiry.

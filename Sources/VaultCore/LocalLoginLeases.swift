@@ -13,7 +13,11 @@ import VaultCrypto
 ///
 /// Every write and delete of a leased item must go through this instance (that is what fences a
 /// stale holder); items without a lease pass straight through.
-public actor LocalLoginLeases: LoginLeases {
+///
+/// It is the store's ``DueRefreshes`` too: due times live here, set by each write through it, and
+/// die with the process like the leases; the session manager gives them back at start-up
+/// (``restoreRefreshDue(_:of:itemExpiresAt:)``) from the logins it reads.
+public actor LocalLoginLeases: DueRefreshes {
     private struct Entry {
         var lease: RefreshLease?
         /// A lease was granted and neither stored nor released: its holder's answer is unknown.
@@ -25,6 +29,8 @@ public actor LocalLoginLeases: LoginLeases {
     private let inner: any TokenStore
     private let clock: any VaultClock
     private var entries: [ItemKey: Entry] = [:]
+    /// Each due login's due time, and its item's expiry (a login the store purged is never due).
+    private var dues: [ItemKey: (at: Date, itemExpiresAt: Date?)] = [:]
     /// One counter for all items, so a generation is never granted twice, even after a delete.
     private var lastGeneration: UInt64 = 0
     /// Claims, writes and deletes of one item take turns, so a fenced write is one step, as a
@@ -67,6 +73,7 @@ public actor LocalLoginLeases: LoginLeases {
             guard isLatest(lease) else { return false }
             try await inner.store(secret, for: item, options: options)
             endLease(item)
+            setDue(item, options)
             return true
         }
     }
@@ -102,12 +109,61 @@ public actor LocalLoginLeases: LoginLeases {
         }.count
     }
 
+    // MARK: DueRefreshes
+
+    public func claimDueRefreshes(limit: Int, owner: String, duration: TimeInterval) async throws -> [DueRefresh] {
+        guard limit > 0, duration > 0 else { throw VaultError.invalidArgument("a claim of due refreshes needs a limit and a duration above 0") }
+        let now = clock.now
+        let candidates = dues.filter { $0.value.at <= now }
+            .sorted { ($0.value.at, $0.key.service, $0.key.account) < ($1.value.at, $1.key.service, $1.key.account) }
+            .map(\.key)
+        var claimed: [DueRefresh] = []
+        for item in candidates where claimed.count < limit {
+            // In the item's turn, as a claim of one login is: a write under way finishes first, and
+            // the due time and lease are looked at afresh.
+            let claim: DueRefresh? = try await turns.withLock(item) {
+                let now = clock.now
+                guard let due = dues[item], due.at <= now else { return nil }
+                if let end = due.itemExpiresAt, end <= now {
+                    dues[item] = nil
+                    return nil
+                }
+                guard case .granted(let lease, let lost) = grant(item, owner: owner, duration: duration) else { return nil }
+                return DueRefresh(lease: lease, answersLost: lost)
+            }
+            if let claim { claimed.append(claim) }
+        }
+        return claimed
+    }
+
+    public func postponeRefresh(_ lease: RefreshLease, until date: Date) async throws {
+        try await turns.withLock(lease.item) {
+            if isLatest(lease), let due = dues[lease.item], due.at < date { dues[lease.item]?.at = date }
+        }
+    }
+
+    public func earliestRefreshDue() async throws -> Date? {
+        let now = clock.now
+        return dues.filter { item, due in
+            let alive = due.itemExpiresAt.map { $0 > now } ?? true
+            let leaseFree = entries[item]?.lease.map { $0.expiresAt <= now } ?? true
+            return alive && leaseFree
+        }.map(\.value.at).min()
+    }
+
+    public func restoreRefreshDue(_ date: Date?, of item: ItemKey, itemExpiresAt: Date?) async throws {
+        dues[item] = date.map { ($0, itemExpiresAt) }
+    }
+
+    public nonisolated var dueRefreshesAreShared: Bool { false }
+
     // MARK: TokenStore
 
     public func store(_ secret: SecureBytes, for key: ItemKey, options: StoreOptions) async throws {
         try await turns.withLock(key) {
             try await inner.store(secret, for: key, options: options)
             endLease(key)
+            setDue(key, options)
         }
     }
 
@@ -119,7 +175,13 @@ public actor LocalLoginLeases: LoginLeases {
         try await turns.withLock(key) {
             // Ended first: a holder must not write back what a logout is deleting, even if the delete fails.
             endLease(key)
-            try await inner.delete(key)
+            do {
+                try await inner.delete(key)
+            } catch let error as VaultError where error.code == .notFound {
+                dues[key] = nil
+                throw error
+            }
+            dues[key] = nil
         }
     }
 
@@ -131,6 +193,10 @@ public actor LocalLoginLeases: LoginLeases {
 
     private func isLatest(_ lease: RefreshLease) -> Bool {
         entries[lease.item]?.lease?.generation == lease.generation
+    }
+
+    private func setDue(_ item: ItemKey, _ options: StoreOptions) {
+        dues[item] = options.refreshDueAt.map { ($0, options.expiresAt) }
     }
 
     private func endLease(_ item: ItemKey) {

@@ -67,6 +67,12 @@ enum FleetSchema {
             "CREATE INDEX sortedvault_outbox_due ON sortedvault_outbox (next_attempt_at)",
             "CREATE INDEX sortedvault_outbox_key ON sortedvault_outbox (key_id)",
         ]),
+        (3, [
+            // When a login is due for its proactive refresh (written with the login by the daemon
+            // that writes it; NULL: never), so any daemon claims due logins, whoever wrote them.
+            "ALTER TABLE sortedvault_items ADD COLUMN refresh_due_at timestamptz",
+            "CREATE INDEX sortedvault_items_refresh_due ON sortedvault_items (refresh_due_at) WHERE refresh_due_at IS NOT NULL",
+        ]),
     ]
 
     static var currentVersion: Int32 { migrations.last!.version }

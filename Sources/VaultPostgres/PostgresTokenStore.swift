@@ -69,7 +69,7 @@ public final class PostgresTokenStore: TokenStore {
     /// still `fence` (false otherwise, nothing written); without, the row is inserted or replaced.
     /// Either way the write ends any lease on the row and clears its in-doubt count: a plain store
     /// fences a holder (`lease_generation` 0 is never granted), and a fenced one is the holder's
-    /// own result.
+    /// own result. It sets the row's due time (``DueRefreshes``) from `options` in the same statement.
     func write(_ secret: SecureBytes, for key: ItemKey, options: StoreOptions, fence: Int64?) async throws -> Bool {
         try validateSecret(secret)
         let lookup = try keys.lookup(for: key)
@@ -102,10 +102,11 @@ public final class PostgresTokenStore: TokenStore {
             let sealedMetadata = try RowSeal.seal(SealedMetadata(metadata).encoded(), .metadata, identity, key: dataKey)
             let sealedSecret = try RowSeal.seal(secret, .secret, identity, key: dataKey)
             try await connection.query("""
-                INSERT INTO sortedvault_items (lookup, generation, key_id, expires_at, sealed_metadata, sealed_secret)
-                VALUES (\(ByteBuffer(bytes: lookup)), \(generation), \(keyID), \(options.expiresAt), \(sealedMetadata), \(sealedSecret))
+                INSERT INTO sortedvault_items (lookup, generation, key_id, expires_at, sealed_metadata, sealed_secret, refresh_due_at)
+                VALUES (\(ByteBuffer(bytes: lookup)), \(generation), \(keyID), \(options.expiresAt), \(sealedMetadata), \(sealedSecret),
+                        \(options.refreshDueAt))
                 ON CONFLICT (lookup) DO UPDATE SET generation = excluded.generation, key_id = excluded.key_id,
-                    expires_at = excluded.expires_at, sealed_metadata = excluded.sealed_metadata,
+                    expires_at = excluded.expires_at, refresh_due_at = excluded.refresh_due_at, sealed_metadata = excluded.sealed_metadata,
                     sealed_secret = excluded.sealed_secret, version = sortedvault_items.version + 1,
                     lease_owner = NULL, lease_expires_at = NULL, lease_generation = 0, refresh_in_doubt = 0
                 """, logger: logger)

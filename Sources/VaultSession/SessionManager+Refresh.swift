@@ -33,13 +33,19 @@ import VaultCrypto
 extension SessionManager {
     /// Who asks: the background work waits out the whole hold-back after failures; a client asking
     /// is held back only by ``Configuration/clientRetryFloor``; a forced refresh is never held back.
+    /// A login claimed as due is refreshed as a forced one is: the store's due time already says it
+    /// is time, and carries the hold-back after failures, for every manager sharing the store.
     enum Asker: Sendable {
-        case client, background, forced
+        case client, background, forced, due
     }
 
-    /// Joins the refresh already under way for `key`, or starts one.
-    func sharedFlight(_ key: ItemKey, asker: Asker, validFor: TimeInterval) async throws -> AutoLoginResult {
+    /// Joins the refresh already under way for `key`, or starts one; with `claimed`, the lease a
+    /// claim of due logins took is the one step 2 uses.
+    func sharedFlight(_ key: ItemKey, asker: Asker, validFor: TimeInterval, claimed: DueRefresh? = nil) async throws -> AutoLoginResult {
         if let running = flights[key] {
+            // That flight is this manager's refresh of the login already; the claimed lease would
+            // only keep it waiting.
+            if let claimed { await giveBack(claimed.lease, answerLost: false) }
             return try await running.task.value.get()
         }
         let id = nextFlightID
@@ -47,7 +53,7 @@ extension SessionManager {
         let task = Task { () -> Result<AutoLoginResult, any Error> in
             let result: Result<AutoLoginResult, any Error>
             do {
-                result = .success(try await self.refreshFlight(key, asker: asker, validFor: validFor))
+                result = .success(try await self.refreshFlight(key, asker: asker, validFor: validFor, claimed: claimed))
             } catch {
                 result = .failure(error)
             }
@@ -86,7 +92,9 @@ extension SessionManager {
     }
 
     /// The one place a refresh request is made.
-    func refreshFlight(_ key: ItemKey, asker: Asker, validFor: TimeInterval) async throws -> AutoLoginResult {
+    func refreshFlight(_ key: ItemKey, asker: Asker, validFor: TimeInterval, claimed: DueRefresh? = nil) async throws -> AutoLoginResult {
+        // Used by the first round's step 2, instead of a claim; given back if that round asks nothing.
+        var claimed = claimed
         let item = try SessionItems.item(for: key)
         // Waiting for other managers is bounded: the holder's lease, then one of whoever follows.
         let waitUntil = clock.now.addingTimeInterval(2 * configuration.refreshLease)
@@ -97,12 +105,29 @@ extension SessionManager {
             // Subscribed before the store is read, so no change after the read goes unseen.
             let hints = await store.changes(of: item)
             let session: LoginSession, usedToken: SecureBytes
-            switch try await withKeyLock(key, { try await planRefresh(key, asker: asker, validFor: validFor) }) {
-            case .answer(let result): return result
+            let plan: Plan
+            do {
+                plan = try await withKeyLock(key, { try await planRefresh(key, asker: asker, validFor: validFor) })
+            } catch {
+                if let unused = claimed { await giveBack(unused.lease, answerLost: false) }
+                throw error
+            }
+            switch plan {
+            case .answer(let result):
+                // A claimed login that needs no request (gone, ended, no refresh token).
+                if let unused = claimed { await giveBack(unused.lease, answerLost: false) }
+                return result
             case .request(let stored, let refreshToken): (session, usedToken) = (stored, refreshToken)
             }
+            let claim: LeaseClaim
+            if let due = claimed {
+                claim = .granted(due.lease, answersLost: due.answersLost)
+                claimed = nil
+            } else {
+                claim = try await store.claimRefresh(of: item, owner: leaseOwner, duration: configuration.refreshLease)
+            }
             let lease: RefreshLease, answersLost: Int
-            switch try await store.claimRefresh(of: item, owner: leaseOwner, duration: configuration.refreshLease) {
+            switch claim {
             case .granted(let granted, let lost):
                 (lease, answersLost) = (granted, lost)
                 let current = try await withKeyLock(key) { try await storedSession(key) }
@@ -189,7 +214,7 @@ extension SessionManager {
             return .answer(.reauthRequired(reason))
         }
         track(session, for: key)
-        if asker != .forced && session.isValid(at: clock.now, forAtLeast: validFor) {
+        if asker != .forced && asker != .due && session.isValid(at: clock.now, forAtLeast: validFor) {
             return .answer(.valid(AccessGrant(session)))
         }
         guard let refreshToken = session.refreshToken else { return .answer(.reauthRequired(.noRefreshToken)) }
@@ -211,7 +236,7 @@ extension SessionManager {
     private func heldBackUntil(_ key: ItemKey, asker: Asker) -> Date? {
         guard let retry = retries[key] else { return nil }
         switch asker {
-        case .forced: return nil
+        case .forced, .due: return nil
         case .background: return retry.notBefore
         case .client: return min(retry.notBefore, retry.lastAttemptAt.addingTimeInterval(configuration.clientRetryFloor))
         }
@@ -274,13 +299,24 @@ extension SessionManager {
                 return .superseded(current: current, revocation: nil)
             }
             if inDoubt { return try await endInDoubt(current, for: key) }
+            let told = await holdBack(key, reason, lease: lease)
             await giveBack(lease, answerLost: true)
-            return .answer(.offline(validGrant(current), reason: holdBack(key, reason)))
+            return .answer(.offline(validGrant(current), reason: told))
         case .transient(let reason):
+            guard let current else {
+                await giveBack(lease, answerLost: false)
+                return .answer(.reauthRequired(.noSession))
+            }
+            let told = await holdBack(key, reason, lease: lease)
             await giveBack(lease, answerLost: false)
-            guard let current else { return .answer(.reauthRequired(.noSession)) }
-            return .answer(.offline(validGrant(current), reason: holdBack(key, reason)))
+            return .answer(.offline(validGrant(current), reason: told))
         case .rejected(let error, let description):
+            if current != nil {
+                // Not retried by the background work before the hold-back a failure earns.
+                let failures = (retries[key]?.failures ?? 0) + 1
+                await postponeDue(lease, for: key, until: clock.now.addingTimeInterval(
+                    configuration.retry.delay(afterFailures: failures, random: random())))
+            }
             await giveBack(lease, answerLost: false)
             guard current != nil else { return .answer(.reauthRequired(.noSession)) }
             throw VaultError(.providerRejected,
@@ -288,14 +324,28 @@ extension SessionManager {
         }
     }
 
-    /// Records a failed attempt for the background work's hold-back; returns `reason`.
-    private func holdBack(_ key: ItemKey, _ reason: String) -> String {
+    /// Records a failed attempt for the background work's hold-back, in the store's due time too
+    /// (while `lease` is still the latest), so no manager sharing the store retries sooner; returns `reason`.
+    private func holdBack(_ key: ItemKey, _ reason: String, lease: RefreshLease) async -> String {
         let failures = (retries[key]?.failures ?? 0) + 1
         let delay = configuration.retry.delay(afterFailures: failures, random: random())
-        retries[key] = RetryState(failures: failures, notBefore: clock.now.addingTimeInterval(delay), lastAttemptAt: clock.now)
+        let notBefore = clock.now.addingTimeInterval(delay)
+        retries[key] = RetryState(failures: failures, notBefore: notBefore, lastAttemptAt: clock.now)
+        await postponeDue(lease, for: key, until: notBefore)
         scheduleChanged()
         logger.notice("refresh failed; login kept", metadata: ["retryInSeconds": "\(Int(delay))"])
         return reason
+    }
+
+    /// Moves the login's due time on to `date`. A failure leaves the login due as it was: claimed
+    /// again at the next look once its lease is free.
+    private func postponeDue(_ lease: RefreshLease, for key: ItemKey, until date: Date) async {
+        do {
+            try await store.postponeRefresh(lease, until: date)
+            refreshDueWritten[key] = date
+        } catch {
+            logger.notice("a refresh's hold-back could not be stored", metadata: ["error": "\(error)"])
+        }
     }
 
     /// The retry after a lost answer failed too: the provider may hold a refresh token this login
@@ -309,7 +359,7 @@ extension SessionManager {
 
     /// Releases `lease`. A failure only makes the others wait until it runs out, and counts the
     /// answer as lost, which errs on the safe side.
-    private func giveBack(_ lease: RefreshLease, answerLost: Bool) async {
+    func giveBack(_ lease: RefreshLease, answerLost: Bool) async {
         do {
             try await store.release(lease, answerLost: answerLost)
         } catch {

@@ -3,8 +3,9 @@ import VaultCore
 
 extension SessionManager {
     /// Reads the stored logins and queued revocations: run it when the store opens (daemon start,
-    /// unlock). Finishes logouts a crash interrupted, wipes logins that ended meanwhile, and
-    /// schedules proactive refreshes and the delivery of queued revocations.
+    /// unlock). Finishes logouts a crash interrupted, wipes logins that ended meanwhile, gives a
+    /// store that keeps due times in memory those of its logins, and schedules proactive refreshes
+    /// and the delivery of queued revocations.
     public func resume() async throws {
         let items = try await store.list(service: nil)
         let unconfirmed = try await outbox.revocationsToReconcile()
@@ -23,8 +24,12 @@ extension SessionManager {
         }
         for item in items {
             guard let key = SessionItems.login(of: item.key), tracked[key] == nil else { continue }
-            if let session = try? await storedSession(key) { track(session, for: key) }
+            if let session = try? await storedSession(key) {
+                track(session, for: key)
+                try await store.restoreRefreshDue(refreshDue(session), of: item.key, itemExpiresAt: session.endsAt)
+            }
         }
+        storeRefreshDueAt = try await store.earliestRefreshDue()
         // Entries left by an earlier run (or, in a shared outbox, by any manager) are due now.
         if !unconfirmed.isEmpty || outbox.outboxIsShared { wakeForRevocations(at: clock.now) }
         scheduleChanged()
@@ -37,11 +42,12 @@ extension SessionManager {
             guard let date else { return }
             earliest = earliest.map { min($0, date) } ?? date
         }
-        for (key, entry) in tracked {
-            consider(entry.endsAt)
-            if let refreshAt = entry.refreshAt {
-                consider(max(refreshAt, retries[key]?.notBefore ?? refreshAt))
-            }
+        for entry in tracked.values { consider(entry.endsAt) }
+        if configuration.proactiveRefresh {
+            consider(storeRefreshDueAt)
+            for due in refreshDueWritten.values { consider(due) }
+            // Other managers write logins this one never read: look for due ones from time to time.
+            if store.dueRefreshesAreShared { consider(clock.now.addingTimeInterval(Self.sharedDuePoll)) }
         }
         consider(revocationCheckAt)
         // Refreshed tokens the store could not take: try again soon, while their lease lasts.
@@ -49,9 +55,10 @@ extension SessionManager {
         return earliest
     }
 
-    /// Does what is due at the clock's "now": proactive refreshes, wiping logins that ended, and
-    /// retrying queued revocations. Failures are logged and rescheduled; a locked store stops the
-    /// round (it resumes after unlock).
+    /// Does what is due at the clock's "now": wiping logins that ended, proactive refreshes (the
+    /// logins the store says are due, claimed with their lease: `SessionManager+DueRefresh.swift`),
+    /// and retrying queued revocations. Failures are logged and rescheduled; a locked store stops
+    /// the round (it resumes after unlock).
     public func runDueWork() async {
         let now = clock.now
         let lead = configuration.minValid + configuration.refreshAhead + configuration.refreshJitter
@@ -66,20 +73,27 @@ extension SessionManager {
             }
         }
         for (key, entry) in tracked {
-            let ended = entry.endsAt.map { now >= $0 } ?? false
-            let refreshDue = entry.refreshAt.map { now >= max($0, retries[key]?.notBefore ?? $0) } ?? false
-            guard ended || refreshDue else { continue }
+            guard entry.endsAt.map({ now >= $0 }) ?? false else { continue }
             do {
                 let result = try await sharedFlight(key, asker: .background, validFor: lead)
                 logger.debug("proactive session work", metadata: ["service": "\(logName(key.service))", "outcome": "\(result.outcome)"])
             } catch let error as VaultError where error.code == .locked {
                 return
             } catch {
-                logger.warning("proactive refresh failed", metadata: ["error": "\(error)"])
+                logger.warning("proactive session work failed", metadata: ["error": "\(error)"])
                 // Do not spin on a login that keeps failing for a non-transient reason.
                 let failures = (retries[key]?.failures ?? 0) + 1
                 retries[key] = RetryState(failures: failures, notBefore: now.addingTimeInterval(
                     configuration.retry.delay(afterFailures: failures, random: random())), lastAttemptAt: now)
+            }
+        }
+        if configuration.proactiveRefresh {
+            do {
+                guard try await refreshDueLogins(validFor: lead) else { return }
+            } catch let error as VaultError where error.code == .locked {
+                return
+            } catch {
+                logger.warning("due refreshes could not be claimed", metadata: ["error": "\(error)"])
             }
         }
         if let due = revocationCheckAt, due <= now {
@@ -109,6 +123,11 @@ extension SessionManager {
 
     /// How often a manager looks for due entries in an outbox that other managers share.
     static var sharedOutboxPoll: TimeInterval { 30 }
+
+    /// How often a manager looks for due logins in a store that other managers write: well within
+    /// the refresh lead (``Configuration/refreshAhead``), so a login another daemon wrote is refreshed
+    /// in time.
+    static var sharedDuePoll: TimeInterval { 10 }
 
     /// How many revocations wait for the provider (in the whole outbox, when it is shared).
     public var queuedRevocationCount: Int {
@@ -145,31 +164,39 @@ extension SessionManager {
 
     // MARK: Tracking
 
+    /// When `session` is due for its proactive refresh, written with it (``DueRefreshes``): the
+    /// access token's expiry minus this manager's lead. nil without a refresh token, or when the
+    /// login ends first. Written whatever ``Configuration/proactiveRefresh`` says: it is the login's
+    /// schedule, for whichever manager of those sharing the store refreshes ahead of time.
+    func refreshDue(_ session: LoginSession) -> Date? {
+        guard session.refreshToken != nil else { return nil }
+        let lead = configuration.minValid + configuration.refreshAhead + configuration.refreshJitter * random()
+        // A token living less than the lead would be due again the moment it was refreshed (a
+        // request loop): refresh it halfway through its life instead.
+        let lifetime = max(session.effectiveAccessTokenExpiry.timeIntervalSince(session.issuedAt), 0)
+        // And never sooner than 30 s after the tokens were issued, whatever the provider says
+        // (`expires_in: 0` would otherwise be due at once, again and again).
+        let due = max(session.effectiveAccessTokenExpiry.addingTimeInterval(-min(lead, lifetime / 2)),
+                      session.issuedAt.addingTimeInterval(30))
+        if let end = session.endsAt, due >= end { return nil }
+        return due
+    }
+
     func track(_ session: LoginSession, for key: ItemKey) {
-        var refreshAt: Date?
-        if session.refreshToken != nil, configuration.proactiveRefresh {
-            let lead = configuration.minValid + configuration.refreshAhead + configuration.refreshJitter * random()
-            // A token living less than the lead would be due again the moment it was refreshed (a
-            // request loop): refresh it halfway through its life instead.
-            let lifetime = max(session.effectiveAccessTokenExpiry.timeIntervalSince(session.issuedAt), 0)
-            // And never sooner than 30 s after the tokens were issued, whatever the provider says
-            // (`expires_in: 0` would otherwise be due at once, again and again).
-            refreshAt = max(session.effectiveAccessTokenExpiry.addingTimeInterval(-min(lead, lifetime / 2)),
-                            session.issuedAt.addingTimeInterval(30))
-        }
         let endReason: ReauthReason
         if let absolute = session.absoluteExpiresAt, absolute == session.endsAt {
             endReason = .lifetimeOver
         } else {
             endReason = session.refreshToken != nil ? .refreshTokenExpired : .noRefreshToken
         }
-        tracked[key] = Tracked(refreshAt: refreshAt, endsAt: session.endsAt, endReason: endReason)
+        tracked[key] = Tracked(endsAt: session.endsAt, endReason: endReason)
         scheduleChanged()
     }
 
     func forget(_ key: ItemKey) {
         tracked[key] = nil
         retries[key] = nil
+        refreshDueWritten[key] = nil
         scheduleChanged()
     }
 

@@ -24,11 +24,14 @@ import VaultCrypto
 ///   once, and a refresh that answers after it is discarded.
 /// - One refresh per login across every manager sharing the store: each request is made under the
 ///   store's refresh lease (``LoginLeases``), and a refresh whose lease was overtaken is discarded.
+/// - Proactive refresh is shared too: each login is written with the time it is due
+///   (``DueRefreshes``), and the background work claims due logins with their lease, whichever
+///   manager wrote them.
 /// - "Now" comes from the injected clock; the only sleep is a wait for another manager's refresh,
 ///   on the injected `sleeper`. The daemon drives proactive refresh by calling ``runDueWork()`` at
 ///   ``nextWakeUp()``.
 ///
-/// Managers share a store's leases only through one ``LoginLeases``: pass a store that offers them
+/// Managers share a store's leases only through one ``DueRefreshes``: pass a store that offers them
 /// (PostgreSQL), or one ``LocalLoginLeases`` to every manager in the process. Any other store gets
 /// a lease table of its own, so two managers over a bare store refresh independently.
 public actor SessionManager {
@@ -82,15 +85,14 @@ public actor SessionManager {
         }
     }
 
-    /// What the manager knows of a login between calls, for proactive work.
+    /// What the manager knows of a login between calls, for wiping it when it ends.
     struct Tracked {
-        var refreshAt: Date?
         var endsAt: Date?
         var endReason: ReauthReason
     }
 
-    /// The store, with its refresh lease: every read and write of logins goes through it.
-    let store: any LoginLeases
+    /// The store, with its refresh lease and due times: every read and write of logins goes through it.
+    let store: any DueRefreshes
     /// Where revocations wait for the provider (``RevocationOutbox``): the store's own, or a
     /// ``LocalRevocationOutbox`` over ``store``.
     let outbox: any RevocationOutbox
@@ -120,6 +122,10 @@ public actor SessionManager {
     var nextFlightID: UInt64 = 0
     var retries: [ItemKey: RetryState] = [:]
     var tracked: [ItemKey: Tracked] = [:]
+    /// For ``nextWakeUp()`` only (the store's claim decides what is due): the earliest due time the
+    /// store gave at the last look, and the due times this manager wrote or postponed since.
+    var storeRefreshDueAt: Date?
+    var refreshDueWritten: [ItemKey: Date] = [:]
     /// Refreshed sessions whose store write failed, with the lease they were got under: written
     /// (fenced by that lease) before anything else touches the login.
     var uncommitted: [ItemKey: (session: LoginSession, lease: RefreshLease)] = [:] { didSet { hasUncommitted.store(!uncommitted.isEmpty, ordering: .releasing) } }
@@ -139,6 +145,7 @@ public actor SessionManager {
 
     /// - Parameters:
     ///   - store: where logins live; a store that is not a ``LoginLeases`` gets a ``LocalLoginLeases`` of its own.
+    ///     A ``LoginLeases`` must also be a ``DueRefreshes``: its leases are what due refreshes are claimed with.
     ///   - random: numbers in 0..<1 for jitter; tests pass a fixed sequence.
     ///   - sleeper: what a wait for another manager's refresh sleeps on; tests pass a `ManualSleepClock`.
     ///   - metrics: where refresh outcomes, fenced commits and the store's backlog are reported
@@ -160,7 +167,14 @@ public actor SessionManager {
         guard configuration.leaseRecheck > 0 else {
             throw VaultError.invalidArgument("the lease recheck interval must be longer than 0 seconds")
         }
-        let leases = (store as? any LoginLeases) ?? LocalLoginLeases(wrapping: store, clock: clock)
+        let leases: any DueRefreshes
+        if let shared = store as? any DueRefreshes {
+            leases = shared
+        } else if store is any LoginLeases {
+            throw VaultError.invalidArgument("this store has refresh leases but no due refreshes (DueRefreshes); it cannot be shared by session managers")
+        } else {
+            leases = LocalLoginLeases(wrapping: store, clock: clock)
+        }
         self.store = leases
         self.outbox = (store as? any RevocationOutbox) ?? LocalRevocationOutbox(wrapping: leases, clock: clock)
         self.readsNow = store as? any TokenStoreReadingNow
@@ -246,18 +260,21 @@ public actor SessionManager {
         }
     }
 
-    /// Writes the login as one item, expiring when the login ends: a sign-in as it is, a refresh
-    /// only while `lease` is still the login's latest. Returns false when the lease was overtaken
-    /// (nothing was written).
+    /// Writes the login as one item, expiring when the login ends and due for its proactive refresh
+    /// (``refreshDue(_:)``): a sign-in as it is, a refresh only while `lease` is still the login's
+    /// latest. Returns false when the lease was overtaken (nothing was written).
     @discardableResult
     func commit(_ session: LoginSession, for key: ItemKey, holding lease: RefreshLease? = nil) async throws -> Bool {
-        let options = try StoreOptions(label: "sortedvault login", expiresAt: session.endsAt)
+        let due = refreshDue(session)
+        let options = try StoreOptions(label: "sortedvault login", expiresAt: session.endsAt, refreshDueAt: due)
         let item = try SessionItems.item(for: key)
-        guard let lease else {
+        if let lease {
+            guard try await store.store(session.sealedRecord(), for: item, options: options, holding: lease) else { return false }
+        } else {
             try await store.store(session.sealedRecord(), for: item, options: options)
-            return true
         }
-        return try await store.store(session.sealedRecord(), for: item, options: options, holding: lease)
+        refreshDueWritten[key] = due
+        return true
     }
 
     /// Deletes the login's item and tells the watchers. With `revoking`, the revocation of that

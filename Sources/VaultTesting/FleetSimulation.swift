@@ -22,8 +22,8 @@ public struct FleetSimulation: Sendable {
     public let sleeper: ManualSleepClock
     /// The store underneath, for reading what was written.
     public let memory: InMemoryTokenStore
-    /// The store with its leases, as every manager sees it.
-    public let store: any LoginLeases
+    /// The store with its leases and due times, as every manager sees it.
+    public let store: any DueRefreshes
 
     public init(hints: Bool = true) {
         sleeper = ManualSleepClock()
@@ -42,8 +42,17 @@ public struct FleetSimulation: Sendable {
 }
 
 /// A lease store that gives no change hints.
-private struct WithoutHints: LoginLeases {
+private struct WithoutHints: DueRefreshes {
     let inner: LocalLoginLeases
+    func claimDueRefreshes(limit: Int, owner: String, duration: TimeInterval) async throws -> [DueRefresh] {
+        try await inner.claimDueRefreshes(limit: limit, owner: owner, duration: duration)
+    }
+    func postponeRefresh(_ lease: RefreshLease, until date: Date) async throws { try await inner.postponeRefresh(lease, until: date) }
+    func earliestRefreshDue() async throws -> Date? { try await inner.earliestRefreshDue() }
+    func restoreRefreshDue(_ date: Date?, of item: ItemKey, itemExpiresAt: Date?) async throws {
+        try await inner.restoreRefreshDue(date, of: item, itemExpiresAt: itemExpiresAt)
+    }
+    var dueRefreshesAreShared: Bool { inner.dueRefreshesAreShared }
 
     func claimRefresh(of item: ItemKey, owner: String, duration: TimeInterval) async throws -> LeaseClaim {
         try await inner.claimRefresh(of: item, owner: owner, duration: duration)

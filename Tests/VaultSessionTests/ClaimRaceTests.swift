@@ -31,11 +31,20 @@ import VaultTesting
 }
 
 /// A lease store that runs an armed action once, just before the next claim goes through.
-private final class BeforeClaim: LoginLeases, Sendable {
-    let inner: any LoginLeases
+private final class BeforeClaim: DueRefreshes, Sendable {
+    let inner: any DueRefreshes
     private let action = Locked<(@Sendable () async throws -> Void)?>(nil)
 
-    init(inner: any LoginLeases) { self.inner = inner }
+    init(inner: any DueRefreshes) { self.inner = inner }
+    func claimDueRefreshes(limit: Int, owner: String, duration: TimeInterval) async throws -> [DueRefresh] {
+        try await inner.claimDueRefreshes(limit: limit, owner: owner, duration: duration)
+    }
+    func postponeRefresh(_ lease: RefreshLease, until date: Date) async throws { try await inner.postponeRefresh(lease, until: date) }
+    func earliestRefreshDue() async throws -> Date? { try await inner.earliestRefreshDue() }
+    func restoreRefreshDue(_ date: Date?, of item: ItemKey, itemExpiresAt: Date?) async throws {
+        try await inner.restoreRefreshDue(date, of: item, itemExpiresAt: itemExpiresAt)
+    }
+    var dueRefreshesAreShared: Bool { inner.dueRefreshesAreShared }
 
     func arm(_ body: @escaping @Sendable () async throws -> Void) { action.withLock { $0 = body } }
 

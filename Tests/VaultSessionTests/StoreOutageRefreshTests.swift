@@ -50,11 +50,11 @@ import VaultTesting
 }
 
 /// A lease store that fails every call with `.unavailable` while it is down.
-final class Outage: LoginLeases, Sendable {
-    let inner: any LoginLeases
+final class Outage: DueRefreshes, Sendable {
+    let inner: any DueRefreshes
     private let down = Locked(false)
 
-    init(inner: any LoginLeases) { self.inner = inner }
+    init(inner: any DueRefreshes) { self.inner = inner }
 
     var isDown: Bool {
         get { down.withLock { $0 } }
@@ -74,6 +74,15 @@ final class Outage: LoginLeases, Sendable {
     func release(_ lease: RefreshLease, answerLost: Bool) async throws { try reach(); try await inner.release(lease, answerLost: answerLost) }
     func changes(of item: ItemKey) async -> AsyncStream<Void>? { await inner.changes(of: item) }
     func loginsInDoubt() async throws -> Int { try reach(); return try await inner.loginsInDoubt() }
+    func claimDueRefreshes(limit: Int, owner: String, duration: TimeInterval) async throws -> [DueRefresh] {
+        try reach(); return try await inner.claimDueRefreshes(limit: limit, owner: owner, duration: duration)
+    }
+    func postponeRefresh(_ lease: RefreshLease, until date: Date) async throws { try reach(); try await inner.postponeRefresh(lease, until: date) }
+    func earliestRefreshDue() async throws -> Date? { try reach(); return try await inner.earliestRefreshDue() }
+    func restoreRefreshDue(_ date: Date?, of item: ItemKey, itemExpiresAt: Date?) async throws {
+        try reach(); try await inner.restoreRefreshDue(date, of: item, itemExpiresAt: itemExpiresAt)
+    }
+    var dueRefreshesAreShared: Bool { inner.dueRefreshesAreShared }
     func store(_ secret: SecureBytes, for key: ItemKey, options: StoreOptions) async throws { try reach(); try await inner.store(secret, for: key, options: options) }
     func retrieve(_ key: ItemKey) async throws -> RetrievedItem { try reach(); return try await inner.retrieve(key) }
     func delete(_ key: ItemKey) async throws { try reach(); try await inner.delete(key) }
