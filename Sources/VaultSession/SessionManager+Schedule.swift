@@ -146,6 +146,15 @@ extension SessionManager {
     // MARK: Tracking
 
     func track(_ session: LoginSession, for key: ItemKey) {
+        // The same tokens read again keep their schedule, jitter included, and only a changed
+        // schedule wakes the driver: every AutoLogin that reaches the store reads the login (all of
+        // a fleet daemon's do), and each wake-up is a round of background work, with its queries.
+        let known = tracked[key]
+        if let known, known.issuedAt == session.issuedAt,
+           known.accessTokenExpiry == session.effectiveAccessTokenExpiry, known.endsAt == session.endsAt,
+           known.hasRefreshToken == (session.refreshToken != nil) {
+            return
+        }
         var refreshAt: Date?
         if session.refreshToken != nil, configuration.proactiveRefresh {
             let lead = configuration.minValid + configuration.refreshAhead + configuration.refreshJitter * random()
@@ -163,8 +172,10 @@ extension SessionManager {
         } else {
             endReason = session.refreshToken != nil ? .refreshTokenExpired : .noRefreshToken
         }
-        tracked[key] = Tracked(refreshAt: refreshAt, endsAt: session.endsAt, endReason: endReason)
-        scheduleChanged()
+        tracked[key] = Tracked(refreshAt: refreshAt, endsAt: session.endsAt, endReason: endReason,
+                               issuedAt: session.issuedAt, accessTokenExpiry: session.effectiveAccessTokenExpiry,
+                               hasRefreshToken: session.refreshToken != nil)
+        if known?.refreshAt != refreshAt || known?.endsAt != session.endsAt { scheduleChanged() }
     }
 
     func forget(_ key: ItemKey) {
