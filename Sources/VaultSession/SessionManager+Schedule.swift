@@ -183,14 +183,25 @@ extension SessionManager {
     }
 
     func track(_ session: LoginSession, for key: ItemKey) {
+        // The same tokens read again change nothing and wake nothing: every AutoLogin that reaches
+        // the store reads the login (all of a fleet daemon's do), and each wake-up is a round of
+        // background work, with its queries.
+        let known = tracked[key]
+        if let known, known.issuedAt == session.issuedAt,
+           known.accessTokenExpiry == session.effectiveAccessTokenExpiry, known.endsAt == session.endsAt,
+           known.hasRefreshToken == (session.refreshToken != nil) {
+            return
+        }
         let endReason: ReauthReason
         if let absolute = session.absoluteExpiresAt, absolute == session.endsAt {
             endReason = .lifetimeOver
         } else {
             endReason = session.refreshToken != nil ? .refreshTokenExpired : .noRefreshToken
         }
-        tracked[key] = Tracked(endsAt: session.endsAt, endReason: endReason)
-        scheduleChanged()
+        tracked[key] = Tracked(endsAt: session.endsAt, endReason: endReason,
+                               issuedAt: session.issuedAt, accessTokenExpiry: session.effectiveAccessTokenExpiry,
+                               hasRefreshToken: session.refreshToken != nil)
+        if known?.endsAt != session.endsAt { scheduleChanged() }
     }
 
     func forget(_ key: ItemKey) {

@@ -89,6 +89,10 @@ public actor SessionManager {
     struct Tracked {
         var endsAt: Date?
         var endReason: ReauthReason
+        /// The tokens the entry was made for (``SessionManager/track(_:for:)``).
+        var issuedAt: Date
+        var accessTokenExpiry: Date
+        var hasRefreshToken: Bool
     }
 
     /// The store, with its refresh lease and due times: every read and write of logins goes through it.

@@ -11,6 +11,8 @@ import Glibc
 ///   sortedvault-bench store VAULT_SOCKET [COUNT]
 ///   sortedvault-bench fill VAULT_SOCKET COUNT DAEMON_PID
 ///   sortedvault-bench writers VAULT_SOCKET CLIENTS PER_CLIENT
+///   sortedvault-bench provider PORT_FILE [EXPIRES_IN]      (StubProvider: the fleet run's token endpoint)
+///   sortedvault-bench fleet save|warm|refresh …             (Fleet: `scripts/bench --fleet`)
 ///
 /// With `BENCH_RESULTS=FILE` each mode also appends its figures to FILE as `key value` lines, for
 /// the summary against Benchmarks/targets.toml that `scripts/bench` prints at the end.
@@ -28,8 +30,12 @@ struct Bench {
             try fill(vault: arguments[1], count: Int(arguments[2])!, pid: Int32(arguments[3])!)
         case "writers" where arguments.count == 4:
             try Writers.run(vault: arguments[1], clients: Int(arguments[2])!, perClient: Int(arguments[3])!)
+        case "provider" where arguments.count == 2 || arguments.count == 3:
+            try StubProvider.run(portFile: arguments[1], expiresIn: arguments.count == 3 ? try Fleet.number(arguments[2]) : 61)
+        case "fleet":
+            try Fleet.main(Array(arguments.dropFirst()))
         default:
-            FileHandle.standardError.write(Data("usage: sortedvault-bench rpc VAULT AGENT [N] | store VAULT [N [LABEL]] | fill VAULT N PID | writers VAULT CLIENTS N\n".utf8))
+            FileHandle.standardError.write(Data("usage: sortedvault-bench rpc VAULT AGENT [N] | store VAULT [N [LABEL]] | fill VAULT N PID | writers VAULT CLIENTS N | provider PORT_FILE [EXPIRES_IN] | fleet save|warm|refresh …\n".utf8))
             exit(64)
         }
     }

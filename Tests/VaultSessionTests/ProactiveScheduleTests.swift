@@ -196,4 +196,40 @@ struct NoExpiryStore: TokenStore {
         #expect(lines.contains { $0.contains("proactive session work") && $0.contains("<name-of:\(h.key.service.count)>") })
         #expect(!lines.contains { $0.contains(h.key.service) }, "the daemon's log names the service: \(lines)")
     }
+
+    /// Counts calls from any thread.
+    final class Tally: @unchecked Sendable {
+        private let lock = NSLock()
+        private var count = 0
+        func add() -> Int { lock.withLock { count += 1; return count } }
+        var value: Int { lock.withLock { count } }
+    }
+
+    /// Every AutoLogin of a fleet daemon reads the login from the store; a wake-up of the background
+    /// work is a round with queries of its own, so reading the same tokens again must not wake it,
+    /// nor draw the refresh jitter anew.
+    @Test func readingTheSameTokensAgainKeepsTheScheduleAndWakesNothing() async throws {
+        let h = try SessionHarness([.tokens(access: "A2", refresh: "R2")])
+        let draws = Tally()
+        // Jitter that differs at every draw, as the system's random does.
+        let sessions = try SessionManager(store: h.store, transport: h.transport, clock: h.clock, configuration: h.configuration,
+                                          random: { Double(draws.add() % 10) / 10 })
+        let wakeUps = Tally()
+        await sessions.observeSchedule { _ = wakeUps.add() }
+        _ = try await sessions.save(
+            TokenResponse(accessToken: secure("A1"), expiresIn: 3600, refreshToken: secure("R1")), provider: h.provider, for: h.key)
+        #expect(try await sessions.autoLogin(h.key).outcome == "valid")
+        let (woken, wake) = (wakeUps.value, await sessions.nextWakeUp())
+        for _ in 0..<5 {
+            h.clock.advance(by: 1)
+            #expect(try await sessions.autoLogin(h.key).outcome == "valid")
+        }
+        #expect(wakeUps.value == woken)
+        #expect(await sessions.nextWakeUp() == wake)
+        // New tokens are a new schedule.
+        h.clock.set(to: h.start.addingTimeInterval(3600 - 30))
+        #expect(try await sessions.autoLogin(h.key).outcome == "refreshed")
+        #expect(wakeUps.value > woken)
+        #expect(try #require(await sessions.nextWakeUp()) > h.start.addingTimeInterval(3600))
+    }
 }
