@@ -9,7 +9,7 @@ extension PostgresSuite {
     /// proactive refresh on, logins saved through each, then one daemon leaves the fleet. When the
     /// tokens come due, the two left refresh every login — the departed daemon's too, which neither
     /// ever read — each exactly once at the real provider (django-oauth-toolkit, rotating and strict),
-    /// with no `invalid_grant`, and both take a share. Who refreshed is read from each daemon's own
+    /// with no `invalid_grant`. Who refreshed is read from each daemon's own
     /// `sortedvault_refreshes_total{outcome="refreshed"}`.
     @Suite struct FleetProactiveRefreshTests {
         static let refreshed = "sortedvault_refreshes_total{outcome=\"refreshed\"}"
@@ -60,8 +60,10 @@ extension PostgresSuite {
                 PrometheusText.value(of: Self.refreshed, in: try LoopbackHTTP.get(port: ports[index], "/metrics").response) ?? 0
             }
             #expect(shares.reduce(0, +) == Double(logins), "the daemons count \(shares) refreshes")
-            #expect(shares.allSatisfy { $0 > 0 }, "one daemon refreshed every login: \(shares)")
-            if refreshes != logins || shares.contains(0) {
+            // How the 30 split between the two is the machine's timing (either may wake first and
+            // claim batch after batch), so it is shown, not bounded; that claims never overlap is
+            // DueRefreshesConformance's, with eight claimers at once.
+            if refreshes != logins {
                 for (index, host) in fleet.hosts.enumerated() {
                     let lines = host.daemonOutput().split(separator: "\n").filter { $0.contains("warning") || $0.contains("error") }
                     print("daemon \(index): \(lines.count) warnings or errors; the first: \(lines.prefix(8).joined(separator: "\n"))")
