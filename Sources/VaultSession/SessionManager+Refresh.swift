@@ -342,7 +342,7 @@ extension SessionManager {
     private func postponeDue(_ lease: RefreshLease, for key: ItemKey, until date: Date) async {
         do {
             try await store.postponeRefresh(lease, until: date)
-            if refreshDueWritten.updateValue(date, forKey: key) != date { scheduleChanged() }
+            noteRefreshDue(date, for: key)
         } catch {
             logger.notice("a refresh's hold-back could not be stored", metadata: ["error": "\(error)"])
         }

@@ -204,6 +204,18 @@ extension SessionManager {
         if known?.endsAt != session.endsAt { scheduleChanged() }
     }
 
+    /// Keeps the due time just written for `key`, and wakes the driver only when it may now have to
+    /// wake sooner: a due time later than the one it replaces needs nothing, since the driver wakes by
+    /// the earlier one anyway and looks again then (a refresh always moves its login's due time on, and
+    /// a wake-up is a round of background work with its queries); without proactive refresh, due
+    /// times are written for the managers that refresh ahead, and wake nothing here.
+    func noteRefreshDue(_ due: Date?, for key: ItemKey) {
+        let previous = refreshDueWritten[key]
+        refreshDueWritten[key] = due
+        guard configuration.proactiveRefresh, let due else { return }
+        if previous.map({ due < $0 }) ?? true { scheduleChanged() }
+    }
+
     func forget(_ key: ItemKey) {
         tracked[key] = nil
         retries[key] = nil

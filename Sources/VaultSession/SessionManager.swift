@@ -277,10 +277,7 @@ public actor SessionManager {
         } else {
             try await store.store(session.sealedRecord(), for: item, options: options)
         }
-        // A new due time is a new schedule: wake the driver to sleep until it.
-        let previous = refreshDueWritten[key]
-        refreshDueWritten[key] = due
-        if previous != due { scheduleChanged() }
+        noteRefreshDue(due, for: key)
         return true
     }
 

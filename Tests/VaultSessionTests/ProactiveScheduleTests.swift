@@ -226,10 +226,11 @@ struct NoExpiryStore: TokenStore {
         }
         #expect(wakeUps.value == woken)
         #expect(await sessions.nextWakeUp() == wake)
-        // New tokens are a new schedule.
+        // New tokens are a new schedule, later than the old one: the driver, due to wake by the old
+        // one, looks again then, so nothing wakes it now.
         h.clock.set(to: h.start.addingTimeInterval(3600 - 30))
         #expect(try await sessions.autoLogin(h.key).outcome == "refreshed")
-        #expect(wakeUps.value > woken)
+        #expect(wakeUps.value == woken)
         #expect(try #require(await sessions.nextWakeUp()) > h.start.addingTimeInterval(3600))
     }
 }
