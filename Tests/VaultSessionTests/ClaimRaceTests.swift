@@ -31,20 +31,11 @@ import VaultTesting
 }
 
 /// A lease store that runs an armed action once, just before the next claim goes through.
-private final class BeforeClaim: DueRefreshes, Sendable {
+private final class BeforeClaim: ForwardingDueRefreshes, Sendable {
     let inner: any DueRefreshes
     private let action = Locked<(@Sendable () async throws -> Void)?>(nil)
 
     init(inner: any DueRefreshes) { self.inner = inner }
-    func claimDueRefreshes(limit: Int, owner: String, duration: TimeInterval) async throws -> [DueRefresh] {
-        try await inner.claimDueRefreshes(limit: limit, owner: owner, duration: duration)
-    }
-    func postponeRefresh(_ lease: RefreshLease, until date: Date) async throws { try await inner.postponeRefresh(lease, until: date) }
-    func earliestRefreshDue() async throws -> Date? { try await inner.earliestRefreshDue() }
-    func restoreRefreshDue(_ date: Date?, of item: ItemKey, itemExpiresAt: Date?) async throws {
-        try await inner.restoreRefreshDue(date, of: item, itemExpiresAt: itemExpiresAt)
-    }
-    var dueRefreshesAreShared: Bool { inner.dueRefreshesAreShared }
 
     func arm(_ body: @escaping @Sendable () async throws -> Void) { action.withLock { $0 = body } }
 
@@ -52,14 +43,4 @@ private final class BeforeClaim: DueRefreshes, Sendable {
         if let body = action.withLock({ action in defer { action = nil }; return action }) { try await body() }
         return try await inner.claimRefresh(of: item, owner: owner, duration: duration)
     }
-    func store(_ secret: SecureBytes, for item: ItemKey, options: StoreOptions, holding lease: RefreshLease) async throws -> Bool {
-        try await inner.store(secret, for: item, options: options, holding: lease)
-    }
-    func release(_ lease: RefreshLease, answerLost: Bool) async throws { try await inner.release(lease, answerLost: answerLost) }
-    func changes(of item: ItemKey) async -> AsyncStream<Void>? { await inner.changes(of: item) }
-    func loginsInDoubt() async throws -> Int { try await inner.loginsInDoubt() }
-    func store(_ secret: SecureBytes, for key: ItemKey, options: StoreOptions) async throws { try await inner.store(secret, for: key, options: options) }
-    func retrieve(_ key: ItemKey) async throws -> RetrievedItem { try await inner.retrieve(key) }
-    func delete(_ key: ItemKey) async throws { try await inner.delete(key) }
-    func list(service: String?) async throws -> [ItemMetadata] { try await inner.list(service: service) }
 }
