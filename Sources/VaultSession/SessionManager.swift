@@ -252,6 +252,7 @@ public actor SessionManager {
             let written = try await commit(pending.session, for: key, holding: pending.lease)
             uncommitted[key] = nil
             if !written {
+                metrics.fencedCommit()
                 // Sent by the background work: this read may be under the login's lock.
                 _ = try await discard(pending.session, for: key, sendNow: false)
             }
