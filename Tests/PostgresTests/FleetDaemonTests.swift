@@ -131,12 +131,12 @@ extension PostgresSuite {
         }
 
         /// Signs in at the provider and saves the login through `sessions`; returns the access token.
-        static func signIn(_ sessions: SessionClient, _ provider: OAuthTestProvider, key: ItemKey = key) async throws -> String {
+        static func signIn(_ sessions: SessionClient, _ provider: ProviderServer, key: ItemKey = key) async throws -> String {
             let response = try await provider.signIn()
             guard case .object(let object) = try JSONValue.parse(response), let token = object["access_token"]?.stringValue else {
                 throw HarnessError("bad token response")
             }
-            try await sessions.save(tokenResponse: object, provider: try provider.provider(), for: key)
+            try await sessions.save(tokenResponse: object, provider: try FleetProvider.settings(of: provider), for: key)
             return token
         }
     }

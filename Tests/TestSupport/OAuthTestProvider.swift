@@ -64,15 +64,6 @@ public final class OAuthTestProvider: ProviderServer, @unchecked Sendable {
         try await counts("revoked")
     }
 
-    /// Per refresh token id: how many refresh requests were made with it.
-    public func refreshesPerToken() async throws -> [String: Int] {
-        try await counts("refresh_tokens")
-    }
-
-    private func counts(_ field: String) async throws -> [String: Int] {
-        (try await stats()[field]?.objectValue ?? [:]).compactMapValues { $0.intValue.map(Int.init) }
-    }
-
     /// Tries a refresh token directly: the provider's HTTP status and `error`.
     public func tryRefresh(_ refreshToken: String) async throws -> (Int, String?) {
         let (status, body) = try await refreshDirectly(refreshToken)

@@ -3,7 +3,7 @@ import Foundation
 
 /// The `/test/…` controls every provider kind answers (see `Tests/Support/standin-common/standin.py`).
 extension ProviderServer {
-    /// `/test/stats`: token_requests {password, refresh_token, other}, refresh_responses, revocations, signups.
+    /// `/test/stats`: token_requests {password, refresh_token, other}, refresh_responses, refresh_tokens, revocations, signups.
     public func stats() async throws -> [String: JSONValue] {
         let (status, body) = try await send("GET", "/test/stats")
         guard status == 200, let object = (try? JSONValue.parse(body))?.objectValue else { throw HarnessError("bad /test/stats answer (\(status))") }
@@ -23,6 +23,16 @@ extension ProviderServer {
     /// Refresh answers with this HTTP status.
     public func refreshResponses(_ status: Int) async throws -> Int {
         Int(try await stats()["refresh_responses"]?.objectValue?["\(status)"]?.intValue ?? 0)
+    }
+
+    /// Per refresh token id (a hash of the token): how many refresh requests were made with it.
+    public func refreshesPerToken() async throws -> [String: Int] {
+        try await counts("refresh_tokens")
+    }
+
+    /// A `/test/stats` object of counts by key.
+    func counts(_ field: String) async throws -> [String: Int] {
+        (try await stats()[field]?.objectValue ?? [:]).compactMapValues { $0.intValue.map(Int.init) }
     }
 
     /// Revocation (oauth2) or logout (supabase) requests received.

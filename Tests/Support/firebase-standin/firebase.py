@@ -212,6 +212,7 @@ def grant_token(request):
         raise securetoken_error("INVALID_GRANT_TYPE")
     if not presented:
         raise securetoken_error("MISSING_REFRESH_TOKEN")
+    CONTROLS.refresh_presented(presented)
     with STORE.lock:
         record = STORE.data["refresh_tokens"].get(presented)
         if record is None:

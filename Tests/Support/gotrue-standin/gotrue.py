@@ -207,6 +207,7 @@ def refresh_grant(request):
     """tokens.Service.RefreshTokenGrant (internal/tokens/service.go), legacy 12-character tokens."""
     params = json_params(request)
     presented = params.get("refresh_token")
+    CONTROLS.refresh_presented(presented)
     if not isinstance(presented, str) or not LEGACY_TOKEN.match(presented):  # RefreshTokenGrantParams.Validate
         raise bad_request("validation_failed", "Refresh token is not valid")
     with STORE.lock:

@@ -5,7 +5,8 @@ Each stand-in is one script (gotrue-standin/gotrue.py, firebase-standin/firebase
 
 Test controls (loopback only, the same paths and bodies as oauth-provider/provider.py):
   GET  /test/stats         counters: token_requests {password, refresh_token, other}, refresh_responses
-                           {"<status>": n}, revocations, signups
+                           {"<status>": n}, refresh_tokens {token id: refresh requests made with it}
+                           (a token id is a hash, as oauth-provider/provider.py's), revocations, signups
   POST /test/delay         {"seconds": x}  hold every refresh answer x s after its state is committed
   POST /test/fail          {"count": n, "status": 503}  answer the next n token requests (password and
                            refresh) with that status and the server's own error shape, unprocessed
@@ -138,6 +139,7 @@ class Controls:
         self.stats = {
             "token_requests": {"password": 0, "refresh_token": 0, "other": 0},
             "refresh_responses": {},
+            "refresh_tokens": {},
             "revocations": 0,
             "signups": 0,
         }
@@ -151,6 +153,14 @@ class Controls:
                 self.stats[key] += 1
             else:
                 self.stats[key][sub] = self.stats[key].get(sub, 0) + 1
+
+    def refresh_presented(self, token):
+        """Counts one refresh request made with `token`, by its id: a hash, never the token."""
+        if not isinstance(token, str):
+            return
+        used = hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:16]
+        with self.lock:
+            self.stats["refresh_tokens"][used] = self.stats["refresh_tokens"].get(used, 0) + 1
 
     def take_failure(self):
         """The status to fail this token request with, or None."""
