@@ -48,7 +48,11 @@ public actor LocalLoginLeases: DueRefreshes {
 
     public func claimRefresh(of item: ItemKey, owner: String, duration: TimeInterval) async throws -> LeaseClaim {
         guard duration > 0 else { throw VaultError.invalidArgument("a refresh lease must last longer than 0 seconds") }
-        return try await turns.withLock(item) { grant(item, owner: owner, duration: duration) }
+        return try await turns.withLock(item) {
+            // As a database's UPDATE finds no row: an item deleted since the caller read it has no lease.
+            _ = try await inner.retrieve(item)
+            return grant(item, owner: owner, duration: duration)
+        }
     }
 
     private func grant(_ item: ItemKey, owner: String, duration: TimeInterval) -> LeaseClaim {

@@ -66,6 +66,7 @@ public enum LeaseClaim: Sendable, Equatable {
 public protocol LoginLeases: TokenStore {
     /// Grants the lease on `item` for `duration` seconds (new fencing generation, owner = `owner`,
     /// the login marked in doubt), or says whose live lease runs until when. One autocommit step.
+    /// Throws `.notFound` when the store holds no item at `item` (deleted since the caller read it).
     func claimRefresh(of item: ItemKey, owner: String, duration: TimeInterval) async throws -> LeaseClaim
 
     /// Stores `secret` at `item` only while `lease` is still the latest (its generation unchanged),

@@ -124,7 +124,14 @@ extension SessionManager {
                 claim = .granted(due.lease, answersLost: due.answersLost)
                 claimed = nil
             } else {
-                claim = try await store.claimRefresh(of: item, owner: leaseOwner, duration: configuration.refreshLease)
+                do {
+                    claim = try await store.claimRefresh(of: item, owner: leaseOwner, duration: configuration.refreshLease)
+                } catch let error as VaultError where error.code == .notFound && supersededRounds == 0 {
+                    // Deleted since step 1 read it (a logout, another manager's end in doubt): read
+                    // again, which answers why it is gone.
+                    supersededRounds += 1
+                    continue
+                }
             }
             let lease: RefreshLease, answersLost: Int
             switch claim {

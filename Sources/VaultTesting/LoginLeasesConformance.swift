@@ -45,6 +45,7 @@ public enum LoginLeasesConformance {
         Case(name: "an expired lease nobody claimed may still commit, once", run: expiredUnclaimedCommits),
         Case(name: "a plain store or a delete fences the holder", run: plainStoreAndDeleteFence),
         Case(name: "released lost answers are counted one after another", run: lostAnswersCounted),
+        Case(name: "a claim of an item not stored, or deleted, is notFound", run: claimOfMissingItem),
     ]
 
     static let item = try! ItemKey(service: "login", account: "ada")
@@ -146,6 +147,17 @@ public enum LoginLeasesConformance {
         try await s.a.release(third.lease, answerLost: false)   // a known answer: the doubt is gone
         let fourth = try granted(await s.b.claimRefresh(of: item, owner: "b", duration: 600))
         try require(fourth.lost == 0, "a known answer clears the count, got \(fourth.lost)")
+    }
+
+    static func claimOfMissingItem(_ s: Subject) async throws {
+        try await requireError(.notFound) { try await s.a.claimRefresh(of: item, owner: "a", duration: 600) }
+        try await s.a.store(SecureBytes(copying: [1]), for: item, options: StoreOptions())
+        let first = try granted(await s.a.claimRefresh(of: item, owner: "a", duration: 600))
+        try await s.b.delete(item)   // a logout while the lease is held
+        try await requireError(.notFound) { try await s.b.claimRefresh(of: item, owner: "b", duration: 600) }
+        let late = try await s.a.store(SecureBytes(copying: [2]), for: item, options: StoreOptions(), holding: first.lease)
+        try require(!late, "a holder from before the delete must be fenced")
+        try await requireError(.notFound) { try await s.a.retrieve(item) }
     }
 
     private static func granted(_ claim: LeaseClaim, line: UInt = #line) throws -> (lease: RefreshLease, lost: Int) {

@@ -19,7 +19,7 @@ extension PostgresSuite {
     ///
     /// Sized for CI; `scripts/fleet-contention` runs the full size (300 logins, 32 clients per daemon)
     /// through `SORTEDVAULT_FLEET_CONTENTION=LOGINS,CLIENTS_PER_DAEMON`.
-    @Suite struct FleetContentionTests {
+    @Suite(.serialized) struct FleetContentionTests {   // one provider at a time: each case loads both cores
         struct Size {
             var logins = 30
             var clientsPerDaemon = 8

@@ -44,3 +44,27 @@ private final class BeforeClaim: ForwardingDueRefreshes, Sendable {
         return try await inner.claimRefresh(of: item, owner: owner, duration: duration)
     }
 }
+
+/// A login logged out between a manager's read and its claim: the claim finds no login (the store
+/// says `.notFound`, as a database's UPDATE finds no row), and the manager answers as for any login
+/// that is gone, asking the provider nothing.
+@Suite struct LogoutBeforeClaimTests {
+    @Test func aLoginLoggedOutBeforeTheClaimIsAnsweredNoSession() async throws {
+        let fleet = FleetSimulation()
+        let provider = CountingProvider()
+        let hooked = BeforeClaim(inner: fleet.store)
+        let a = try fleet.manager(transport: provider.transport)
+        let b = try SessionManager(store: hooked, transport: provider.transport, clock: fleet.clock, random: { 0.5 }, sleeper: fleet.sleeper)
+        try await fleet.signIn(a)
+        fleet.clock.advance(by: 3601)
+
+        hooked.arm { _ = try await a.logout(FleetSimulation.key) }
+        let seen = try await b.autoLogin(FleetSimulation.key)
+        guard case .reauthRequired(.noSession) = seen else {
+            Issue.record("a login logged out before the claim answered \(seen)")
+            return
+        }
+        #expect(provider.refreshTokensSent.isEmpty)
+        #expect(try await fleet.storedLogin() == nil)
+    }
+}
