@@ -67,6 +67,15 @@ final class FleetDaemons: @unchecked Sendable {
         """
     }
 
+    /// Points daemon `index` at the database over TCP with TLS (`host`, `ca_file`) instead of the
+    /// server's Unix socket; takes effect at its next start.
+    func reachOverTLS(_ index: Int, host: String, caFile: String) throws {
+        let text = settingsText.replacingOccurrences(of: "socket_directory = \"\(database.server.socketDirectory)\"",
+                                                     with: "host = \"\(host)\"\nca_file = \"\(caFile)\"")
+        guard text != settingsText else { throw HarnessError("the fleet's settings name no socket directory") }
+        try text.write(toFile: hosts[index].configDir + "/policy/settings.toml", atomically: false, encoding: .utf8)
+    }
+
     func start(_ index: Int) throws {
         try hosts[index].startDaemon(extraArguments: ["--unsafe-clock-file", clockFile], timeout: 60)
     }

@@ -18,23 +18,13 @@ extension PostgresSuite {
     @Suite(.enabled(if: NetworkPartition.available, "making a network namespace (ip netns add) needs root"))
     struct FleetPartitionRefreshTests {
         @Test func aDaemonCutOffMidRefreshAnswersItsCallerAnotherTakesOverAndItsLateCommitIsFenced() async throws {
-            let link = try NetworkPartition()
-            defer { link.remove() }
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sv-partition-\(UUID())").path
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
-            defer { try? FileManager.default.removeItem(atPath: directory) }
-            let tls = try link.tlsFiles(in: directory)
-            let server = try PostgresServer.start(listener: .init(namespace: link.namespace, address: link.namespaceAddress,
-                                                                  certificateFile: tls.certificateFile, keyFile: tls.keyFile))
-            defer { server.stop() }
-            let fleet = try FleetDaemons(count: 2, database: FleetDatabase(server: server, name: try server.createDatabase()),
+            let remote = try PartitionedPostgres()
+            defer { remote.stop() }
+            let link = remote.link
+            let fleet = try FleetDaemons(count: 2, database: FleetDatabase(server: remote.server, name: try remote.server.createDatabase()),
                                          callDeadlineSeconds: 5, start: false)
             defer { fleet.stopAll() }
-            let overTLS = fleet.settingsText.replacingOccurrences(
-                of: "socket_directory = \"\(server.socketDirectory)\"",
-                with: "host = \"\(link.namespaceAddress)\"\nca_file = \"\(tls.caFile)\"")
-            #expect(overTLS != fleet.settingsText)
-            try overTLS.write(toFile: fleet.hosts[0].configDir + "/policy/settings.toml", atomically: false, encoding: .utf8)
+            try fleet.reachOverTLS(0, host: link.namespaceAddress, caFile: remote.caFile)
             try fleet.start(0)
             try fleet.start(1)
             let (a, b) = (fleet.sessions(0), fleet.sessions(1))

@@ -17,18 +17,12 @@ extension PostgresSuite {
     @Suite(.enabled(if: NetworkPartition.available, "making a network namespace (ip netns add) needs root"))
     struct FleetPartitionTests {
         @Test func aPartitionedDatabaseAnswersWithinTheDeadlineAndTheListenConnectionReconnects() async throws {
-            let link = try NetworkPartition()
-            defer { link.remove() }
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sv-partition-\(UUID())").path
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
-            defer { try? FileManager.default.removeItem(atPath: directory) }
-            let tls = try link.tlsFiles(in: directory)
-            let server = try PostgresServer.start(listener: .init(namespace: link.namespace, address: link.namespaceAddress,
-                                                                  certificateFile: tls.certificateFile, keyFile: tls.keyFile))
-            defer { server.stop() }
+            let remote = try PartitionedPostgres()
+            defer { remote.stop() }
+            let (link, server) = (remote.link, remote.server)
             let database = FleetDatabase(server: server, name: try server.createDatabase())
             let settings = PostgresSettings(endpoint: .tcp(host: link.namespaceAddress), port: server.port, database: database.name,
-                                            user: server.user, passwordFile: server.passwordFile, trustRootsFile: tls.caFile,
+                                            user: server.user, passwordFile: server.passwordFile, trustRootsFile: remote.caFile,
                                             callDeadline: .seconds(3))
             let listenConfiguration = try settings.listenConfiguration()
             let sleeper = ManualSleepClock()

@@ -11,24 +11,13 @@ extension PostgresSuite {
     @Suite(.enabled(if: NetworkPartition.available, "making a network namespace (ip netns add) needs root"))
     struct FleetTLSTests {
         @Test func aCertificateForAnotherAddressIsRefusedAndTheDaemonSaysSo() async throws {
-            let link = try NetworkPartition()
-            defer { link.remove() }
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sv-tls-\(UUID())").path
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
-            defer { try? FileManager.default.removeItem(atPath: directory) }
             // Signed by the CA the daemon trusts and valid in every other way, for the link's other end.
-            let tls = try link.tlsFiles(in: directory, certifying: link.hostAddress)
-            let server = try PostgresServer.start(listener: .init(namespace: link.namespace, address: link.namespaceAddress,
-                                                                  certificateFile: tls.certificateFile, keyFile: tls.keyFile))
-            defer { server.stop() }
-            let fleet = try FleetDaemons(count: 1, database: FleetDatabase(server: server, name: try server.createDatabase()),
+            let remote = try PartitionedPostgres(certifyingThisEnd: true)
+            defer { remote.stop() }
+            let fleet = try FleetDaemons(count: 1, database: FleetDatabase(server: remote.server, name: try remote.server.createDatabase()),
                                          callDeadlineSeconds: 5, start: false)
             defer { fleet.stopAll() }
-            let overTLS = fleet.settingsText.replacingOccurrences(
-                of: "socket_directory = \"\(server.socketDirectory)\"",
-                with: "host = \"\(link.namespaceAddress)\"\nca_file = \"\(tls.caFile)\"")
-            #expect(overTLS != fleet.settingsText)
-            try overTLS.write(toFile: fleet.hosts[0].configDir + "/policy/settings.toml", atomically: false, encoding: .utf8)
+            try fleet.reachOverTLS(0, host: remote.link.namespaceAddress, caFile: remote.caFile)
 
             // The daemon's database deadlines run on the fleet's clock: keep it moving until it gives up.
             let ticker = Task {

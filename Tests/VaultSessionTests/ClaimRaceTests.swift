@@ -11,14 +11,7 @@ import VaultTesting
 /// rotated: it must not send it (a strict provider answers a reused refresh token by revoking the login).
 @Suite struct ClaimRaceTests {
     @Test func aManagerWhoseLoginWasRefreshedBeforeItsClaimAsksTheProviderNothing() async throws {
-        let fleet = FleetSimulation()
-        let provider = CountingProvider()
-        let hooked = BeforeClaim(inner: fleet.store)
-        let a = try fleet.manager(transport: provider.transport)
-        let b = try SessionManager(store: hooked, transport: provider.transport, clock: fleet.clock, random: { 0.5 }, sleeper: fleet.sleeper)
-        try await fleet.signIn(a)
-        fleet.clock.advance(by: 3601)
-
+        let (fleet, provider, hooked, a, b) = try await Self.expiredLogin()
         hooked.arm {
             let refreshed = try await a.autoLogin(FleetSimulation.key)
             #expect(refreshed.accessToken == "A2")
@@ -28,10 +21,23 @@ import VaultTesting
         #expect(seen.outcome == "valid" && seen.accessToken == "A2", "\(seen)")
         #expect(text(try await fleet.storedLogin()?.refreshToken) == "R2")
     }
+
+    /// Two managers of one fleet and an expired login signed in through `a`; `b` claims through
+    /// `hooked`, which runs an armed action just before its claim.
+    static func expiredLogin() async throws -> (FleetSimulation, CountingProvider, BeforeClaim, SessionManager, SessionManager) {
+        let fleet = FleetSimulation()
+        let provider = CountingProvider()
+        let hooked = BeforeClaim(inner: fleet.store)
+        let a = try fleet.manager(transport: provider.transport)
+        let b = try SessionManager(store: hooked, transport: provider.transport, clock: fleet.clock, random: { 0.5 }, sleeper: fleet.sleeper)
+        try await fleet.signIn(a)
+        fleet.clock.advance(by: 3601)
+        return (fleet, provider, hooked, a, b)
+    }
 }
 
 /// A lease store that runs an armed action once, just before the next claim goes through.
-private final class BeforeClaim: ForwardingDueRefreshes, Sendable {
+final class BeforeClaim: ForwardingDueRefreshes, Sendable {
     let inner: any DueRefreshes
     private let action = Locked<(@Sendable () async throws -> Void)?>(nil)
 
@@ -50,14 +56,7 @@ private final class BeforeClaim: ForwardingDueRefreshes, Sendable {
 /// that is gone, asking the provider nothing.
 @Suite struct LogoutBeforeClaimTests {
     @Test func aLoginLoggedOutBeforeTheClaimIsAnsweredNoSession() async throws {
-        let fleet = FleetSimulation()
-        let provider = CountingProvider()
-        let hooked = BeforeClaim(inner: fleet.store)
-        let a = try fleet.manager(transport: provider.transport)
-        let b = try SessionManager(store: hooked, transport: provider.transport, clock: fleet.clock, random: { 0.5 }, sleeper: fleet.sleeper)
-        try await fleet.signIn(a)
-        fleet.clock.advance(by: 3601)
-
+        let (fleet, provider, hooked, a, b) = try await ClaimRaceTests.expiredLogin()
         hooked.arm { _ = try await a.logout(FleetSimulation.key) }
         let seen = try await b.autoLogin(FleetSimulation.key)
         guard case .reauthRequired(.noSession) = seen else {
