@@ -17,9 +17,7 @@ extension PostgresTokenStore: DueRefreshes {
         guard (1...1000).contains(limit), duration > 0, duration <= Self.longestLease else {
             throw VaultError.invalidArgument("a claim of due refreshes takes 1–1000 logins for more than 0 and at most \(Int(Self.longestLease)) seconds")
         }
-        guard (1...256).contains(owner.utf8.count) else {
-            throw VaultError.invalidArgument("a lease owner must be 1–256 bytes of UTF-8, not \(owner.utf8.count)")
-        }
+        try Self.checkLeaseOwner(owner)
         let now = clock.now
         let rows = try await connection { connection, logger in
             // Rows another claim or a write has locked are skipped, not waited for; the outer WHERE

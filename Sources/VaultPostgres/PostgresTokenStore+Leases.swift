@@ -17,9 +17,7 @@ extension PostgresTokenStore: LoginLeases {
         guard duration > 0, duration <= Self.longestLease else {
             throw VaultError.invalidArgument("a refresh lease must last longer than 0 and at most \(Int(Self.longestLease)) seconds")
         }
-        guard (1...256).contains(owner.utf8.count) else {
-            throw VaultError.invalidArgument("a lease owner must be 1–256 bytes of UTF-8, not \(owner.utf8.count)")
-        }
+        try Self.checkLeaseOwner(owner)
         let lookup = ByteBuffer(bytes: try keys.lookup(for: item))
         // A lease released between the two statements below is free again: claim once more. Each
         // look sees a newer state, so the loop ends unless other daemons keep claiming and releasing.
@@ -81,6 +79,13 @@ extension PostgresTokenStore: LoginLeases {
     public func changes(of item: ItemKey) async -> AsyncStream<Void>? {
         guard let lookup = try? keys.lookup(for: item) else { return nil }
         return hints.subscribe(lookup)
+    }
+
+    /// A lease owner is stored in `lease_owner` and shown to waiting daemons: 1–256 bytes of UTF-8.
+    static func checkLeaseOwner(_ owner: String) throws {
+        guard (1...256).contains(owner.utf8.count) else {
+            throw VaultError.invalidArgument("a lease owner must be 1–256 bytes of UTF-8, not \(owner.utf8.count)")
+        }
     }
 
     /// Longer than any provider request should take by far; it bounds how long a dead holder blocks a login.
