@@ -54,6 +54,9 @@ let package = Package(
                 "FuzzSupport",
                 .product(name: "CredentialHelpers", package: "sortedvault"),
                 .product(name: "VaultCrypto", package: "sortedvault"),
+                // The round trip runs the helper against the in-memory store and reads its JSON back.
+                .product(name: "VaultTesting", package: "sortedvault"),
+                .product(name: "BoundedJSON", package: "sortedvault"),
             ],
             path: "Sources/FuzzDockerCredential"
         ),
