@@ -44,6 +44,14 @@ public final class ManualSleepClock: Clock, Sendable {
     /// Sleeps that have had to wait (a sleep already due returns at once and is not counted).
     public var sleepsStarted: Int { state.withLock { $0.started } }
 
+    /// Returns once at least `count` sleeps wait for their deadline: the event a test needs before it
+    /// moves the clock. Throws ``WaitTimedOut`` after `limit` of real time, naming what it waited for,
+    /// so a sleep that never starts fails the test instead of hanging it.
+    public func waitUntilSleeping(_ count: Int = 1, limit: Duration = .seconds(120),
+                                  _ what: @autoclosure () -> String = "a sleep on the manual clock") async throws {
+        try await waitUntil(limit: limit, what()) { self.sleeping >= count }
+    }
+
     /// Moves the time to `date` and ends every sleep due by then; pass it as the ``ManualClock``'s mirror.
     @Sendable public func reach(_ date: Date) {
         let time = Self.duration(since1970: date.timeIntervalSince1970)

@@ -25,7 +25,7 @@ extension PostgresSuite {
     /// the request, was the lease still held after the kill). The dead holder's lease is ended by
     /// setting its `lease_expires_at` to the database's now(), which is what its running out looks
     /// like to the next claim, so a run does not wait the lease's 30 s.
-    @Suite(.enabled(if: Sweep.runs != nil)) struct FleetKillSweepTests {
+    @Suite(.enabled(if: Sweep.runs != nil, "opt-in: the full kill sweep runs with SORTEDVAULT_FLEET_KILL_SWEEP set (scripts/fleet-kill-sweep)")) struct FleetKillSweepTests {
         enum Step: String, CaseIterable, Sendable {
             /// The lease is claimed (its generation moved); the provider may not have the request yet.
             case afterClaim = "after the claim"

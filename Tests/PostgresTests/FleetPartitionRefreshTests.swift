@@ -15,7 +15,7 @@ extension PostgresSuite {
     /// once A's lease has run out and makes the one retry with the same refresh token. When the link
     /// comes back, A's late commit is fenced by B's lease: A's tokens are never stored and A revokes
     /// them at the provider.
-    @Suite(.enabled(if: NetworkPartition.available, "making a network namespace (ip netns add) needs root"))
+    @Suite(.enabled(if: CIRequirement.runs(where: NetworkPartition.available), Comment(rawValue: NetworkPartition.missing)))
     struct FleetPartitionRefreshTests {
         @Test func aDaemonCutOffMidRefreshAnswersItsCallerAnotherTakesOverAndItsLateCommitIsFenced() async throws {
             let remote = try PartitionedPostgres()

@@ -14,7 +14,7 @@ extension PostgresSuite {
     /// call answers `unavailable` or a storage error, none hangs, and the idle listening connection
     /// finds out it is dead. Once the link is back, calls work again, the listening connection has
     /// been made again and delivers hints, and nothing written before the cut is lost.
-    @Suite(.enabled(if: NetworkPartition.available, "making a network namespace (ip netns add) needs root"))
+    @Suite(.enabled(if: CIRequirement.runs(where: NetworkPartition.available), Comment(rawValue: NetworkPartition.missing)))
     struct FleetPartitionTests {
         @Test func aPartitionedDatabaseAnswersWithinTheDeadlineAndTheListenConnectionReconnects() async throws {
             let remote = try PartitionedPostgres()

@@ -8,7 +8,7 @@ extension PostgresSuite {
     /// for an address (SNI carries names only), so the check that the certificate is the server's is
     /// swift-nio-ssl's: the certificate's IP SANs against the address connected to. A certificate
     /// signed by the CA in `ca_file`, but for another address, is refused, and the daemon says why.
-    @Suite(.enabled(if: NetworkPartition.available, "making a network namespace (ip netns add) needs root"))
+    @Suite(.enabled(if: CIRequirement.runs(where: NetworkPartition.available), Comment(rawValue: NetworkPartition.missing)))
     struct FleetTLSTests {
         @Test func aCertificateForAnotherAddressIsRefusedAndTheDaemonSaysSo() async throws {
             // Signed by the CA the daemon trusts and valid in every other way, for the link's other end.

@@ -23,9 +23,16 @@ extension PostgresSuite {
                         try await client.withTransaction(logger: logger) { connection in
                             _ = try await connection.query("SELECT pg_advisory_xact_lock(\(FleetSchema.migrationLock))", logger: logger).collect()
                             holding.yield()
+                            // Until the start waits for the lock; a start that never takes it fails
+                            // here, by name, instead of leaving this loop to run for ever.
+                            let giveUp = ContinuousClock.now + .seconds(120)
                             while try await connection.query(
                                 "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted", logger: logger).collect()
                                 .first?.decode(Int64.self) == 0 {
+                                guard ContinuousClock.now < giveUp else {
+                                    Issue.record("no start waited for the migration lock within 120 s")
+                                    return
+                                }
                                 try await Task.sleep(for: .milliseconds(20))
                             }
                             try await Task.sleep(for: .seconds(1))

@@ -8,7 +8,7 @@ import VaultTesting
 /// `VaultLogin.signIn` over an in-process `SessionManager` (a scripted token endpoint, a manual
 /// clock): a custom opener, the loopback receiver (a real socket on 127.0.0.1, the test as the
 /// browser), a forged answer, and cancellation of the calling task.
-@Suite struct SignInTests {
+@Suite(.timeLimit(.minutes(5))) struct SignInTests {
     static let provider = ProviderSettings(kind: .oauth2, tokenEndpoint: URL(string: "https://auth.example.test/oauth/token")!,
                                            clientID: "sorted-desktop", authorizationEndpoint: URL(string: "https://auth.example.test/authorize")!)
     static let registered = URL(string: "https://app.example.test/signed-in")!
@@ -97,7 +97,7 @@ import VaultTesting
         let rig = try Rig()
         let (task, url, redirect) = try await Self.signInShowingItsAddress(rig)
         let state = try #require(Self.parameter("state", of: url))
-        while rig.sleeper.sleeping == 0 { await Task.yield() }  // the timeout is asleep on the manual clock
+        try await rig.sleeper.waitUntilSleeping(1, "the sign-in timeout to sleep on the manual clock")
         // Only the app's clock moves: the vault's sign-in stays live by its own clock, so whatever
         // ends it below is the app's CancelSignIn, not its expiry.
         rig.sleeper.reach(rig.clock.now.addingTimeInterval(119))
@@ -181,8 +181,9 @@ import VaultTesting
         await #expect(throws: (any Error).self, "the receiver is closed") { _ = try await Self.get(port: redirect.port!, redirect.path) }
     }
 
-    @Test(.enabled(if: LoopbackHTTP.portFreeOnBothLoopbacks() != nil, "this host has no IPv6 loopback (::1) to listen on"))
+    @Test(.enabled(if: CIRequirement.runs(where: LoopbackHTTP.hasIPv6Loopback), Comment(rawValue: LoopbackHTTP.ipv6Missing)))
     func aLocalhostReceiverIsReachedOverIPv6Loopback() async throws {
+        try CIRequirement.require(LoopbackHTTP.hasIPv6Loopback, LoopbackHTTP.ipv6Missing)
         let rig = try Rig()
         let reached = Mutex<Task<Int, any Error>?>(nil)
         let status = try await rig.login.signIn(provider: Self.provider, timeout: 120, opener: .loopback(localhost: true) { url in

@@ -83,9 +83,21 @@ public enum LoopbackHTTP {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    /// Whether this host has an IPv6 loopback (::1) to listen on.
+    public static let hasIPv6Loopback: Bool = {
+        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        return fd >= 0 && withAddress(ipv6: true, port: 0, { bind(fd, $0, $1) }) == 0
+    }()
+
+    /// What the IPv6 loopback tests need: the text of a skip, or of a failure under CI.
+    public static let ipv6Missing = "an IPv6 loopback (::1) to listen on: enable IPv6 on lo "
+        + "(sysctl -w net.ipv6.conf.lo.disable_ipv6=0)"
+
     /// A port free on both 127.0.0.1 and ::1 just now, or nil when this host has no IPv6 loopback.
+    /// Tries the kernel's choice of IPv4 port many times: on a busy machine one may be taken on ::1.
     public static func portFreeOnBothLoopbacks() -> Int? {
-        for _ in 0..<20 {
+        for _ in 0..<1000 {
             let v4 = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0), v6 = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
             defer { close(v4); close(v6) }
             guard withAddress(ipv6: false, port: 0, { bind(v4, $0, $1) }) == 0 else { return nil }

@@ -32,7 +32,12 @@ public final class NetworkPartition: Sendable {
         return true
     }()
 
+    /// What ``available`` needs, and how to get it: the text of a skip, or of a failure under CI.
+    public static let missing = "root and iproute2's ip making a network namespace (ip netns add): "
+        + "run as root after apt-get install iproute2 (scripts/install-deps)"
+
     public init() throws {
+        try CIRequirement.require(Self.available, Self.missing)
         let tag = UInt32.random(in: 0...0xffff)
         namespace = "sv-part-\(tag)"
         hostDevice = "svp\(tag)h"

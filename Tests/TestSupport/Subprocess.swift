@@ -69,7 +69,12 @@ public struct Subprocess: Sendable {
     public func signal(_ number: Int32) { kill(pid, number) }
 
     /// Runs to completion with `input` on stdin; returns status, stdout and stderr.
-    public static func run(_ argv: [String], environment: [String: String], input: Data) throws -> (Int32, Data, Data) {
+    ///
+    /// A child still running after `timeout` (a hang guard, not a measure: only a child that will
+    /// never finish reaches it, even on a loaded machine) is killed, and this throws an error naming
+    /// the program, so a hung child fails its test instead of holding the run.
+    public static func run(_ argv: [String], environment: [String: String], input: Data,
+                           timeout: Duration = .seconds(600)) throws -> (Int32, Data, Data) {
         var inPipe: [Int32] = [0, 0], outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
         guard pipe(&inPipe) == 0, pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw HarnessError("pipe failed") }
         for fd in inPipe + outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -94,8 +99,13 @@ public struct Subprocess: Sendable {
         var fds = [pollfd(fd: outPipe[0], events: Int16(POLLIN), revents: 0), pollfd(fd: errPipe[0], events: Int16(POLLIN), revents: 0)]
         var open = 2
         var buffer = [UInt8](repeating: 0, count: 65536)
+        let giveUp = ContinuousClock.now + timeout
         while open > 0 {
-            guard poll(&fds, nfds_t(fds.count), 60_000) > 0 else { break }
+            let left = giveUp - ContinuousClock.now
+            guard left > .zero else { break }
+            let ready = poll(&fds, nfds_t(fds.count), Int32(min(left.components.seconds * 1000 + 1, 60_000)))
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { continue }
             for index in fds.indices where fds[index].fd >= 0 && fds[index].revents != 0 {
                 let n = read(fds[index].fd, &buffer, buffer.count)
                 if n > 0 {
@@ -108,7 +118,17 @@ public struct Subprocess: Sendable {
             }
         }
         for fd in fds where fd.fd >= 0 { close(fd.fd) }
-        return (child.wait(), out, err)
+        var status: Int32 = 0
+        while !child.hasExited(status: &status) {
+            guard ContinuousClock.now < giveUp else {
+                child.signal(SIGKILL)
+                child.wait()
+                throw HarnessError("\(argv[0]) did not finish within \(timeout) and was killed; its last output: "
+                                   + String(decoding: (out + err).suffix(2000), as: UTF8.self))
+            }
+            usleep(10_000)
+        }
+        return (status, out, err)
     }
 }
 

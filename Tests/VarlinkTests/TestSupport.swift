@@ -121,6 +121,10 @@ final class LiveServer: @unchecked Sendable {
 
     init(configure: (inout VarlinkServerConfiguration) -> Void = { _ in }) async throws {
         var configuration = VarlinkServerConfiguration()
+        // A connection a test holds open stays open until the test closes it: the idle timer is a
+        // day unless the test is about the idle timer. With the default minute, a loaded machine
+        // once let a test's four held connections idle out before it counted them (count 0, not 4).
+        configuration.idleTimeout = .seconds(86_400)
         configure(&configuration)
         var logger = Logger(label: "varlink-test")
         logger.logLevel = .critical

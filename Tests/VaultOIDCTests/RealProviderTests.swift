@@ -10,17 +10,20 @@ import VaultTesting
 
 /// Id tokens from a real OpenID provider (django-oauth-toolkit with OIDC, started on 127.0.0.1),
 /// fetched and verified through the real fetcher and the provider cache.
-@Suite(.serialized) struct RealProviderTests {
-    /// One provider and a cache over the real fetcher, on a manual clock set to the real time (the
-    /// provider stamps its tokens with the real time).
+@Suite(.serialized, .timeLimit(.minutes(5))) struct RealProviderTests {
+    /// One provider and a cache over the real fetcher, on a clock that follows the real time plus
+    /// what the test moved it by: the provider stamps its tokens with the real time, so a "now" taken
+    /// once (before the provider started, say) lies before the tokens a loaded machine issues later.
+    /// The key-set refetch interval is ten minutes, not one, so that the real time a loaded machine
+    /// spends between two of a test's requests never reaches it by itself.
     final class World: @unchecked Sendable {
         let provider: OAuthTestProvider
-        let clock = ManualClock(start: Date())
+        let clock = RealTimeOffsetClock()
         let cache: OIDCProviderCache
 
         init(fetcher: URLSessionDocumentFetcher = URLSessionDocumentFetcher()) throws {
             provider = try OAuthTestProvider()
-            cache = OIDCProviderCache(fetcher: fetcher, clock: clock)
+            cache = OIDCProviderCache(fetcher: fetcher, clock: clock, keyRefetchInterval: 600)
         }
 
         func verify(_ token: SecureBytes, clientID: String = OAuthTestProvider.clientID) async throws -> VerifiedIDToken {
@@ -174,4 +177,17 @@ import VaultTesting
         let code = await oidcErrorCode { _ = try await world.verify(token) }
         #expect(code == .discoveryUnreachable)
     }
+}
+
+/// The real time moved by what a test advanced it by: for tests against a real provider, whose tokens
+/// carry the real time of their issue.
+final class RealTimeOffsetClock: VaultClock, @unchecked Sendable {
+    private let offset = Locked<TimeInterval>(0)
+
+    var now: Date { Date().addingTimeInterval(offset.withLock { $0 }) }
+
+    func advance(by seconds: TimeInterval) { offset.withLock { $0 += seconds } }
+
+    /// Moves the clock to `date`; from then on it runs with the real time.
+    func set(to date: Date) { offset.withLock { $0 = date.timeIntervalSince(Date()) } }
 }

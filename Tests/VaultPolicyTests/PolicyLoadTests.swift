@@ -7,7 +7,7 @@ import Glibc
 
 /// Loading refuses, never skips, anything an attacker could have planted or edited.
 /// `.serialized` keeps the chmod/chown work from racing other tests for the two cores.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(5)))
 struct PolicyLoadTests {
     let uid = getuid()
 

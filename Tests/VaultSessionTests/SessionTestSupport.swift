@@ -165,15 +165,9 @@ actor Gate {
 /// instead of hanging the run (a blocked `body` is left behind). Give it a minute or more: a busy
 /// machine can starve a task for seconds, and nobody waits for the watchdog when the code is right.
 func finishes<T: Sendable>(within seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
-    let (stream, continuation) = AsyncStream.makeStream(of: Result<T, any Error>?.self)
-    Task {
-        do { continuation.yield(.success(try await body())) } catch { continuation.yield(.failure(error)) }
+    do {
+        return try await withHangGuard(limit: .milliseconds(Int64(seconds * 1000)), "the watched call", body)
+    } catch is WaitTimedOut {
+        return nil
     }
-    let timer = Task {
-        try? await Task.sleep(for: .seconds(seconds))
-        continuation.yield(nil)
-    }
-    defer { timer.cancel() }
-    for await first in stream { return try first?.get() }
-    return nil
 }

@@ -6,7 +6,7 @@ import VaultTesting
 
 /// The daemon's races: an operation that may hang (a keyring call) against cancellation, or against
 /// a deadline on the injected clock. Driven by a manual clock, never by real time.
-@Suite struct AbandoningTests {
+@Suite(.timeLimit(.minutes(10))) struct AbandoningTests {
     struct TimedOut: Error {}
 
     /// An operation that ignores cancellation and hangs until the test lets it go.
@@ -28,10 +28,6 @@ import VaultTesting
         }
     }
 
-    /// Lets other tasks run until `condition` holds (no clock involved).
-    static func until(_ condition: () -> Bool) async {
-        while !condition() { await Task.yield() }
-    }
 
     @Test func theOperationsAnswerWinsAndTheDeadlineIsCancelled() async throws {
         let sleeper = ManualSleepClock()
@@ -46,7 +42,7 @@ import VaultTesting
         let hang = Hang()
         defer { hang.release() }
         let race = Task { try await firstOf({ await hang.run() }, orAfter: .seconds(5), on: sleeper, timeout: { TimedOut() }) }
-        await Self.until { sleeper.sleeping == 1 && hang.hasStarted }
+        try await waitUntil("the deadline to arm and the operation to start") { sleeper.sleeping == 1 && hang.hasStarted }
         clock.advance(by: 4)
         #expect(sleeper.sleeping == 1, "the deadline ended early")
         clock.advance(by: 1)
@@ -57,7 +53,7 @@ import VaultTesting
         let hang = Hang()
         defer { hang.release() }
         let call = Task { try await abandoningOnCancel { await hang.run() } }
-        await Self.until { hang.hasStarted }
+        try await waitUntil("the operation to start") { hang.hasStarted }
         call.cancel()
         await #expect(throws: CancellationError.self) { try await call.value }
     }

@@ -11,7 +11,8 @@ extension DaemonSuite {
     @Suite struct LoginExampleTests {
         /// The example's build directory, kept between runs so that only the first build compiles
         /// its dependencies; apart from `.build`, so the nested build never waits on the lock of
-        /// the `swift test` that runs it.
+        /// the `swift test` that runs it. `scripts/test` builds it before the tests, so that here it
+        /// is a build with nothing to do.
         static let scratch = CLIHarness.repository + "/.build-examples"
 
         /// Built once for the suite's tests, which run in parallel: two SwiftPM builds of one scratch
@@ -25,7 +26,7 @@ extension DaemonSuite {
             let (status, out, err) = try Subprocess.run(
                 ["/usr/bin/env", "swift", "build", "--package-path", CLIHarness.repository + "/Examples/LoginExample",
                  "--scratch-path", scratch],
-                environment: ProcessInfo.processInfo.environment, input: Data())
+                environment: ProcessInfo.processInfo.environment, input: Data(), timeout: .seconds(1500))
             let output = String(decoding: out + err, as: UTF8.self)
             guard status == 0 else { throw HarnessError("the example did not build:\n\(output.suffix(4000))") }
             print("LoginExample built in \(ContinuousClock.now - started)")
