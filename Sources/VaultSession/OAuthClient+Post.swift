@@ -31,9 +31,22 @@ extension OAuthClient {
         do {
             response = try await transport.post(request)
         } catch {
-            let mayHaveArrived = (error as? OAuthTransportError)?.requestMayHaveArrived ?? true
-            return .noAnswer("the provider did not answer: \(error)", mayHaveArrived: mayHaveArrived)
+            return .noAnswer("the provider did not answer: \(error)", mayHaveArrived: Self.requestMayHaveArrived(despite: error))
         }
         return read(response)
+    }
+
+    /// Whether a request that failed with `error` may have reached the provider. A transport says so
+    /// itself (``OAuthTransportError/requestMayHaveArrived``). Any other error is taken as "may have
+    /// arrived" (the safe side), except this host running out of descriptors, memory or buffers:
+    /// those fail a `socket()` or `open()` before a byte leaves, and counting them as lost answers
+    /// would let anyone who can exhaust the daemon's descriptors end its logins.
+    static func requestMayHaveArrived(despite error: any Error) -> Bool {
+        if let transport = error as? OAuthTransportError { return transport.requestMayHaveArrived }
+        let code: Int32? = if let posix = error as? POSIXError { posix.code.rawValue } else {
+            (error as NSError).domain == NSPOSIXErrorDomain ? Int32(truncatingIfNeeded: (error as NSError).code) : nil
+        }
+        guard let code else { return true }
+        return ![EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(code)
     }
 }

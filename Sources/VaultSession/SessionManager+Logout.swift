@@ -31,6 +31,7 @@ extension SessionManager {
     /// It never waits for the provider while holding the login: a refresh under way is left to
     /// find the login gone, and whatever tokens it brings back are revoked, never stored.
     public func logout(_ key: ItemKey) async throws -> LogoutResult {
+        endedInDoubt.remove(key)  // asked to end it: from now on there is simply no login
         let (pending, wasLoggedIn, kind) = try await endLogin(key)
         guard let pending else {
             return LogoutResult(wasLoggedIn: wasLoggedIn, revoked: false, revocationQueued: false,

@@ -214,8 +214,9 @@ extension SessionManager {
                 return .answer(.reauthRequired(known.endReason))
             }
             forget(key)
-            return .answer(.reauthRequired(.noSession))
+            return .answer(.reauthRequired(endedInDoubt.contains(key) ? .rotationInDoubt : .noSession))
         }
+        endedInDoubt.remove(key)  // signed in again
         if let reason = session.endReason(at: clock.now) {
             try await wipe(key, event: .expired)
             return .answer(.reauthRequired(reason))
@@ -361,6 +362,7 @@ extension SessionManager {
     private func endInDoubt(_ session: LoginSession, for key: ItemKey) async throws -> Applied {
         logger.warning("a refresh answer was lost twice and the provider may have rotated the refresh token; the login ends")
         let revocation = try await wipe(key, event: .reauthRequired, revoking: session)
+        endedInDoubt.insert(key)
         return .answer(.reauthRequired(.rotationInDoubt), revocation: revocation)
     }
 

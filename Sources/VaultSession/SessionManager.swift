@@ -126,6 +126,10 @@ public actor SessionManager {
     var nextFlightID: UInt64 = 0
     var retries: [ItemKey: RetryState] = [:]
     var tracked: [ItemKey: Tracked] = [:]
+    /// Logins this manager ended in doubt (``ReauthReason/rotationInDoubt``): their callers are told
+    /// so, not `noSession`, until the login is signed in again or logged out. The caller whose
+    /// request ended it may have given up waiting, so the next one must hear why.
+    var endedInDoubt: Set<ItemKey> = []
     /// For ``nextWakeUp()`` only (the store's claim decides what is due): the earliest due time the
     /// store gave at the last look, and the due times this manager wrote or postponed since.
     var storeRefreshDueAt: Date?
