@@ -34,9 +34,9 @@ import VaultTesting
         #expect(seen.map(\.kind) == [.reauthRequired])
         #expect(try await h.storedLogin() == nil)
         #expect(h.transport.requests.map { $0["refresh_token"] ?? $0["token"] } == ["R1", "R1", "R1", "A1"])
-        // Never a third request: the login is gone.
+        // Never a third request: the login is gone, and the next caller hears why (EndedInDoubtTests).
         h.clock.advance(by: 60)
-        #expect(try await h.sessions.autoLogin(h.key).reauthReason == .noSession)
+        #expect(try await h.sessions.autoLogin(h.key).reauthReason == .rotationInDoubt)
         #expect(h.transport.requestCount == 4)
     }
 
