@@ -59,6 +59,7 @@ public enum Daemon {
     public static func run(_ configuration: DaemonConfiguration, logger: Logger) async throws {
         try ProcessHardening.apply()
         ProcessHardening.scrubEnvironment()
+        DescriptorLimit.raiseToHardLimit(logger: logger)
         // The parts' blocking work runs on this one pool, shut down after `close()`.
         try await BlockingWork.withThreadPool { threadPool in
             let daemon = try await DaemonParts.open(configuration, threadPool: threadPool, logger: logger)

@@ -200,7 +200,8 @@ struct DaemonParts: Sendable {
         if let endpoint = settings.metrics, let registry {
             let metricsServer: MetricsServer
             do {
-                metricsServer = try await MetricsServer.bind(endpoint, registry: registry, beforeScrape: { await sessions.recordStoreMetrics() },
+                let figures = StoreFigureCache(clock: configuration.clock) { await sessions.recordStoreMetrics() }
+                metricsServer = try await MetricsServer.bind(endpoint, registry: registry, beforeScrape: { await figures.refreshIfStale() },
                                                              logger: logger)
             } catch {
                 await accessLog?.close()

@@ -3,7 +3,7 @@ import NIOHTTP1
 
 /// One connection of the metrics endpoint: `GET /metrics` (or `HEAD`) is answered with the scrape,
 /// any other target 404, any other method 405; a request with a body is refused (400) and the
-/// connection closed. NIOHTTP1's server pipeline (with its pipelining assistance) hands it one
+/// connection closed, and so is one naming another `Host` (421, ``MetricsHostCheck``). NIOHTTP1's server pipeline (with its pipelining assistance) hands it one
 /// request at a time and answers malformed or oversized heads with 400 itself.
 final class MetricsHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
@@ -13,10 +13,12 @@ final class MetricsHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     static let maxHeaderBytes = 8 * 1024
 
     private let scrape: @Sendable () async -> [UInt8]
+    private let hosts: MetricsHostCheck
     private var request: HTTPRequestHead?
     private var refused = false
 
-    init(scrape: @escaping @Sendable () async -> [UInt8]) {
+    init(hosts: MetricsHostCheck, scrape: @escaping @Sendable () async -> [UInt8]) {
+        self.hosts = hosts
         self.scrape = scrape
     }
 
@@ -37,6 +39,11 @@ final class MetricsHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func answer(_ context: ChannelHandlerContext, _ head: HTTPRequestHead) {
+        guard hosts.admits(head) else {
+            respond(context, status: .misdirectedRequest,
+                    body: Array("this endpoint answers only requests for its own address or localhost (Host)\n".utf8), keepAlive: false)
+            return
+        }
         let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         guard path == "/metrics" else {
             respond(context, status: .notFound, body: Array("not found: the metrics are at GET /metrics\n".utf8), keepAlive: head.isKeepAlive)

@@ -22,30 +22,42 @@ import Glibc
 /// ```
 ///
 /// It binds loopback addresses and Unix sockets only (the settings refuse others): it has no TLS and
-/// no authentication. Requests are small and bounded (headers 8 KiB, no body), one connection
-/// answers one request at a time, and a connection idle for ``idleTimeout`` is closed. Bound in
-/// start-up, so a taken port stops the daemon with an error naming the setting; served until the
-/// daemon's graceful shutdown.
+/// no authentication, so on TCP every local user reaches it. What they can spend is bounded: at
+/// most ``maxConnections`` connections at once (the next ones are answered 503 and closed, so a
+/// flood of connections costs the daemon a handful of descriptors, never its clients' or its
+/// providers'), a connection idle for ``idleTimeout`` is closed, requests are small (headers 8 KiB,
+/// no body) and answered one at a time, and the store's figures are read at most once every
+/// ``StoreFigureCache/interval`` whatever the scrape rate. Requests naming another `Host` are
+/// refused (``MetricsHostCheck``). Bound in start-up, so a taken port stops the daemon with an
+/// error naming the setting; served until the daemon's graceful shutdown.
 struct MetricsServer: Service {
     let channel: any Channel
     let endpoint: MetricsEndpoint
     let logger: Logger
 
-    static let idleTimeout: TimeAmount = .seconds(30)
+    /// Prometheus holds one connection per target; a few more leave room for a person with curl.
+    static let maxConnections = 8
+    static let idleTimeout: TimeAmount = .seconds(5)
 
-    /// Binds `endpoint`. `beforeScrape` runs before each answer (the session manager sets its store
-    /// gauges there, so a scrape sees what `fleet status` would say now).
+    /// Binds `endpoint`. `beforeScrape` runs before each answer (the daemon reads the store's
+    /// figures there when they are older than ``StoreFigureCache/interval``).
     static func bind(_ endpoint: MetricsEndpoint, registry: PrometheusCollectorRegistry,
                      beforeScrape: @escaping @Sendable () async -> Void, logger: Logger) async throws -> MetricsServer {
         let scrape: @Sendable () async -> [UInt8] = {
             await beforeScrape()
             return registry.emitToBuffer()
         }
+        let hosts = MetricsHostCheck(endpoint)
+        let slots = ConnectionSlots(maxConnections)
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 16)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 1)
             .childChannelInitializer { channel in
+                guard slots.take() else {
+                    return channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(MetricsRefusal()) }
+                }
+                channel.closeFuture.whenComplete { _ in slots.give() }
                 var limits = NIOHTTPDecoderLimitConfiguration()
                 limits.maxHeaderFieldSize = MetricsHTTPHandler.maxHeaderBytes
                 limits.maxHeaderListSize = MetricsHTTPHandler.maxHeaderBytes
@@ -53,7 +65,7 @@ struct MetricsServer: Service {
                 return channel.pipeline.configureHTTPServerPipeline(withDecoderLimitConfiguration: limits).flatMapThrowing {
                     try channel.pipeline.syncOperations.addHandlers([
                         IdleStateHandler(allTimeout: idleTimeout),
-                        MetricsHTTPHandler(scrape: scrape),
+                        MetricsHTTPHandler(hosts: hosts, scrape: scrape),
                     ])
                 }
             }

@@ -54,7 +54,7 @@ extension DaemonSuite {
             #expect(service.values("Service", "IPAddressDeny").isEmpty, "IPAddressDeny= would block providers")
             // Hardening that costs nothing stays.
             for (key, value) in [("NoNewPrivileges", "yes"), ("LockPersonality", "yes"), ("MemoryDenyWriteExecute", "yes"),
-                                 ("LimitCORE", "0"), ("UMask", "0077")] {
+                                 ("LimitCORE", "0"), ("UMask", "0077"), ("LimitNOFILE", "65536")] {
                 #expect(service.value("Service", key) == value, "\(key)= should stay \(value)")
             }
         }

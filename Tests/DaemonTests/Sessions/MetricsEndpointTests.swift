@@ -37,6 +37,7 @@ extension DaemonSuite {
             let revoked = try world.cli.run(["fleet", "revoke", "--service", world.key.service])
             #expect(revoked.status == 0, "\(revoked.stderr)")
             let status = try await world.sessions.fleetStatus()
+            world.clock.advance(by: 5)  // the store's gauges in a scrape are at most 5 s old (StoreFigureCache)
             let scrape = try LoopbackHTTP.get(unixSocket: socket, "/metrics").response
             #expect(status.revocations.pending == 1)
             #expect(PrometheusText.value(of: "sortedvault_revocations_pending", in: scrape) == Double(status.revocations.pending), "\(scrape)")
