@@ -12,7 +12,9 @@ import VaultCore
 ///
 /// The document's `issuer` must be the configured issuer, byte for byte (Discovery §4.3): otherwise
 /// a document served for one provider could hand out another's endpoints and keys. Every endpoint must
-/// pass ``SecureEndpoint/check(_:what:)``, the rule every OAuth2 endpoint passes.
+/// pass ``SecureEndpoint/check(_:what:)``, the rule every OAuth2 endpoint passes, and be on the
+/// issuer's own scheme, host and port (``sameOrigin(_:_:)``): an oidc login configures only its
+/// issuer, so nothing else vouches for an endpoint elsewhere.
 public struct OIDCDiscoveryDocument: Sendable, Equatable {
     /// The largest discovery document accepted, in bytes.
     public static let maximumBytes = 64 * 1024
@@ -54,6 +56,9 @@ public struct OIDCDiscoveryDocument: Sendable, Equatable {
             } catch {
                 throw .malformedDocument(url, "\(error)")
             }
+            guard Self.sameOrigin(endpoint, expectedIssuer) else {
+                throw OIDCError(.malformedDocument, "the discovery document at \(url.absoluteString) names `\(member)` at \(Self.origin(endpoint)), not at the issuer's \(Self.origin(expectedIssuer)): an endpoint on another scheme, host or port is refused (it could send sign-in codes and secrets to, or make requests into, another service); the issuer's administrator must serve its endpoints from the issuer's own host")
+            }
             return endpoint
         }
         guard let algorithms = members["id_token_signing_alg_values_supported"]?.arrayValue,
@@ -67,6 +72,26 @@ public struct OIDCDiscoveryDocument: Sendable, Equatable {
         self.deviceAuthorizationEndpoint = try endpoint("device_authorization_endpoint", required: false)
         self.jwksURI = try endpoint("jwks_uri")!
         self.idTokenSigningAlgorithms = algorithms.compactMap(\.stringValue)
+    }
+
+    /// Whether `endpoint` has the issuer's scheme, host (case-insensitively) and port (the scheme's
+    /// default when none is written). Why: the issuer is the one thing the user configured; a
+    /// document that could point the token, revocation or key requests anywhere (`http://127.0.0.1:
+    /// 5432`, a host on the local network) would let whoever serves it make the daemon send
+    /// blind requests, with the code, the PKCE verifier and the client secret, to any local service.
+    static func sameOrigin(_ endpoint: URL, _ issuer: URL) -> Bool {
+        endpoint.scheme?.lowercased() == issuer.scheme?.lowercased()
+            && endpoint.host?.lowercased() == issuer.host?.lowercased()
+            && effectivePort(endpoint) == effectivePort(issuer)
+    }
+
+    private static func effectivePort(_ url: URL) -> Int? {
+        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
+    }
+
+    /// `scheme://host:port` of a URL, for an error message.
+    private static func origin(_ url: URL) -> String {
+        "\(url.scheme ?? "?")://\(url.host ?? "?")" + (url.port.map { ":\($0)" } ?? "")
     }
 
     /// Where the discovery document of `issuer` lives, after checking the issuer itself: an

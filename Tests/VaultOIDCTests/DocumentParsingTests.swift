@@ -40,9 +40,31 @@ import Testing
                 #expect(oidcErrorCode { _ = try OIDCDiscoveryDocument(parsing: body, expectedIssuer: issuer) } == .malformedDocument, "\(member) \(bad)")
             }
         }
-        #expect(throws: Never.self) {
-            try OIDCDiscoveryDocument(parsing: discovery { $0["jwks_uri"] = "http://127.0.0.1:8080/jwks" }, expectedIssuer: issuer)
+    }
+
+    /// An endpoint elsewhere than the issuer (another scheme, host or port; a loopback service) is
+    /// refused: the document would otherwise aim the daemon's requests, with the code, the verifier
+    /// and the client secret, at whatever listens there.
+    @Test func everyEndpointMustBeOnTheIssuersSchemeHostAndPort() throws {
+        let members = ["token_endpoint", "revocation_endpoint", "jwks_uri", "authorization_endpoint", "device_authorization_endpoint"]
+        for member in members {
+            for elsewhere in ["http://127.0.0.1:8080/jwks", "http://localhost:5432/x", "https://id.sorted.example:8443/x",
+                              "https://other.sorted.example/x", "https://evil.example/x"] {
+                let body = discovery { $0[member] = .string(elsewhere) }
+                #expect(oidcErrorCode { _ = try OIDCDiscoveryDocument(parsing: body, expectedIssuer: issuer) } == .malformedDocument, "\(member) \(elsewhere)")
+            }
+            let here = try OIDCDiscoveryDocument(parsing: discovery { $0[member] = "https://ID.sorted.example:443/here" }, expectedIssuer: issuer)
+            #expect([here.tokenEndpoint, here.revocationEndpoint, here.jwksURI, here.authorizationEndpoint, here.deviceAuthorizationEndpoint]
+                .contains { $0?.path == "/here" }, "the issuer's own host, in any case and with its default port written, is fine: \(member)")
         }
+        // A loopback issuer (a test or a local provider): its endpoints on its own port only.
+        let local = URL(string: "http://127.0.0.1:9000/o")!
+        func localDocument(_ token: String) -> [UInt8] {
+            JSONValue.object(["issuer": "http://127.0.0.1:9000/o", "token_endpoint": .string(token), "jwks_uri": "http://127.0.0.1:9000/o/jwks",
+                              "id_token_signing_alg_values_supported": ["RS256"]]).serialized()
+        }
+        #expect(try OIDCDiscoveryDocument(parsing: localDocument("http://127.0.0.1:9000/o/token"), expectedIssuer: local).tokenEndpoint.port == 9000)
+        #expect(oidcErrorCode { _ = try OIDCDiscoveryDocument(parsing: localDocument("http://127.0.0.1:9001/o/token"), expectedIssuer: local) } == .malformedDocument)
     }
 
     @Test func missingMembersAndNonJSONAreMalformed() {
