@@ -43,6 +43,9 @@ public struct SignInOpener: Sendable {
         SignInOpener(kind: .custom(redirectURI: redirectURI, open: open))
     }
 
-    /// Opens the URL in the user's browser with `xdg-open`.
-    public static let xdgOpen: @Sendable (URL) -> Void = { SystemBrowser.open($0.absoluteString) }
+    /// Opens the URL in the user's browser with `xdg-open`, through a private page (0600, in
+    /// `$XDG_RUNTIME_DIR`) that leads to it: a command line is readable by every local user, and
+    /// the URL carries the sign-in's state, PKCE challenge and nonce. ``VaultLogin/signIn(provider:scopes:timeout:opener:)``
+    /// removes the page when the sign-in ends. When no private page can be made, nothing is started.
+    public static let xdgOpen: @Sendable (URL) -> Void = { _ = try? SystemBrowser.open($0) }
 }

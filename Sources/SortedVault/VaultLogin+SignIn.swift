@@ -40,6 +40,7 @@ extension VaultLogin {
             defer { listener.close() }
             guard let redirect = URL(string: listener.redirectURI) else { throw VaultError(.daemonFailed, "the receiver's address is not a URL") }
             let start = try await sessions.beginSignIn(request(redirect, .browser))
+            defer { SystemBrowser.removePages(for: start.authorizationURL) }  // xdgOpen's private page, if it made one
             return try await cancellingOnError(start) {
                 show(start.authorizationURL)
                 return try await within(timeout, waitingFor: "the browser") {

@@ -44,6 +44,13 @@ extension SessionClient {
     public func cancelSignIn(_ flowID: String) async throws -> Bool {
         try await sessionCall(SessionInterface.CancelLogin.self, .init(flowId: flowID)).cancelled
     }
+
+    /// Ends every sign-in of this user under way (of `service`, when given) that the policy lets
+    /// this program sign in to, whichever program began it; how many.
+    @discardableResult
+    public func cancelSignIns(service: String? = nil) async throws -> Int {
+        Int(try await sessionCall(SessionInterface.CancelLogins.self, .init(service: service)).cancelled)
+    }
 }
 
 extension SessionClient {

@@ -98,6 +98,9 @@ final class SessionService: VarlinkInterface {
             case .cancelLogin:
                 let request = try SessionInterface.CancelLogin.Request(from: parameters)
                 return .task { try await self.cancelLogin(request, peer: peer) }
+            case .cancelLogins:
+                let request = try SessionInterface.CancelLogins.Request(from: parameters)
+                return .task { try await self.cancelLogins(request, peer: peer) }
             case .passwordLogin:
                 let request = try SessionInterface.PasswordLogin.Request(from: parameters)
                 return .task { try await self.passwordLogin(request, peer: peer) }
@@ -163,7 +166,7 @@ final class SessionService: VarlinkInterface {
         let start = try await sessions.beginSignIn(
             SignInRequest(service: service, account: account, settings: try ProviderSettings(wire: request.provider), flow: flow,
                           redirectURI: redirect, scopes: request.scopes, lifetime: lifetime),
-            owner: peer.uid)
+            owner: peer.uid, program: peer.executable)
         logger.info("sign-in begun", metadata: ["uid": "\(peer.uid)", "flow": "\(flow.rawValue)"])
         guard let device = start.device else {
             return .typed(SessionInterface.BeginLogin.Reply(flowId: start.flowID, authorizationUrl: start.authorizationURL.absoluteString,
@@ -211,6 +214,19 @@ final class SessionService: VarlinkInterface {
         }
         activity.touch()
         return .typed(SessionInterface.CancelLogin.Reply(cancelled: await sessions.cancelSignIn(request.flowId, owner: peer.uid)))
+    }
+
+    /// Ends the caller's uid's sign-ins (of a service, when named) whose service the policy lets
+    /// this caller `session.login`, whichever of the user's programs began them.
+    private func cancelLogins(_ request: SessionInterface.CancelLogins.Request, peer: PeerCredentials) async throws -> VarlinkReply {
+        let service = try request.service.map { try VaultInterface.ItemName.checked($0, parameter: "service") }
+        try access.require(peer, "session.login", service: service, interface: name)
+        activity.touch()
+        let cancelled = await sessions.cancelSignIns(owner: peer.uid) { pending in
+            (service == nil || Array(pending.utf8) == Array(service!.utf8)) && access.allows(peer, "session.login", service: pending)
+        }
+        logger.info("sign-ins cancelled", metadata: ["uid": "\(peer.uid)", "count": "\(cancelled)"])
+        return .typed(SessionInterface.CancelLogins.Reply(cancelled: Int64(cancelled)))
     }
 
     /// Streams events until the client goes away. The first reply ("watching") tells the client

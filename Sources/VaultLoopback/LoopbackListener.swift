@@ -18,19 +18,26 @@ import Glibc
 /// ```
 ///
 /// Parsing is bounded and simple on purpose: one request per connection (`Connection: close`),
-/// the head read up to ``maximumHeadBytes`` within ``readTimeoutSeconds``, only `GET` of the exact
-/// path; anything else is answered 404/405 and dropped. Replies echo nothing from the request and
+/// up to ``maximumConnections`` read at once, each head read up to ``maximumHeadBytes`` within
+/// ``requestDeadline``, only `GET` of the exact path; anything else is answered 404/405 and dropped. Replies echo nothing from the request and
 /// tell the browser not to keep them (`Cache-Control: no-store`) or send them on (`Referrer-Policy:
 /// no-referrer`): the address bar held the code.
 public final class LoopbackListener: @unchecked Sendable {
     public static let maximumHeadBytes = 8 * 1024
-    public static let readTimeoutSeconds = 5
+    /// How long one connection may take to send its whole request head (the browser's takes
+    /// milliseconds); a slower one is answered 408 and closed.
+    public static let requestDeadline = Duration.seconds(10)
+    /// Connections read at once; one more drops the oldest (see `LoopbackListener+Next.swift`).
+    public static let maximumConnections = 16
 
     public let port: UInt16
     public let path: String
     /// The host of ``redirectURI``: `127.0.0.1`, or `localhost` (listening on ::1 too).
     public let host: String
-    private var sockets: [Int32]
+    var sockets: [Int32]
+    /// The connections whose request is being read; used only by the thread in ``next(until:wake:)``
+    /// and by ``close()`` once no one waits.
+    var connections: [OpenConnection] = []
 
     public var redirectURI: String { "http://\(host):\(port)\(path)" }
 
@@ -109,6 +116,7 @@ public final class LoopbackListener: @unchecked Sendable {
     deinit { close() }
 
     public func close() {
+        closeConnections()
         for socket in sockets { Glibc.close(socket) }
         sockets = []
     }
@@ -119,51 +127,12 @@ public final class LoopbackListener: @unchecked Sendable {
         public let query: SecureBytes
     }
 
-    /// Waits for the next request at the sign-in's path, answering every other request itself;
-    /// `wake` (readable) ends the wait early with `.interrupted`; nil `deadline`: only `wake` ends
-    /// it. It blocks its thread.
-    public func next(until deadline: ContinuousClock.Instant?, wake: Int32) -> Result<Callback, ReadableWait.Result> {
-        while true {
-            let socket: Int32
-            switch ReadableWait.wait(for: sockets, wake: wake, until: deadline) {
-            case .ready(let fd): socket = fd
-            case let other: return .failure(other)
-            }
-            let connection = accept(socket, nil, nil)
-            guard connection >= 0 else { continue }
-            if let query = readCallback(connection) { return .success(Callback(connection: connection, query: query)) }
-            Glibc.close(connection)
-        }
-    }
-
-    /// Reads one request head; the query when it is `GET` of the path, nil (after answering) otherwise.
-    private func readCallback(_ connection: Int32) -> SecureBytes? {
-        var timeout = timeval(tv_sec: Self.readTimeoutSeconds, tv_usec: 0)
-        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var head = [UInt8](repeating: 0, count: Self.maximumHeadBytes)
-        defer { head.withUnsafeMutableBytes { explicit_bzero($0.baseAddress!, $0.count) } }
-        var count = 0
-        while count < head.count {
-            let got = head.withUnsafeMutableBytes { read(connection, $0.baseAddress! + count, $0.count - count) }
-            if got <= 0 { return nil }
-            count += got
-            // The whole head is read before answering: closing a socket with unread bytes resets the
-            // connection, and the browser would show an error instead of the page.
-            if Self.endOfHead(head, count), let end = head[0..<count].firstIndex(of: 0x0A) {
-                return route(Array(head[0..<end]), connection)
-            }
-        }
-        Self.reply(connection, status: "431 Request Header Fields Too Large", page: "Request too large.")
-        return nil
-    }
-
-    private static func endOfHead(_ head: [UInt8], _ count: Int) -> Bool {
+    static func endOfHead(_ head: [UInt8], _ count: Int) -> Bool {
         count >= 4 && head[count - 4] == 0x0D && head[count - 3] == 0x0A && head[count - 2] == 0x0D && head[count - 1] == 0x0A
             || count >= 2 && head[count - 2] == 0x0A && head[count - 1] == 0x0A
     }
 
-    private func route(_ line: [UInt8], _ connection: Int32) -> SecureBytes? {
+    func route(_ line: [UInt8], _ connection: Int32) -> SecureBytes? {
         var line = line
         defer { line.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } } }
         if line.last == 0x0D { line.removeLast() }

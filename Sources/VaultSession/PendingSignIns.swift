@@ -8,6 +8,9 @@ struct PendingSignIn: Sendable {
     let id: String
     /// The user (uid) who began it: no other user's call finds it.
     let owner: UInt32
+    /// The program that began it (the peer's executable, as the policy sees it; nil: unknown or
+    /// in-process): the per-program cap counts by it.
+    var program: String? = nil
     let service: String
     let account: String?
     let provider: OAuthProvider
@@ -29,28 +32,46 @@ struct DeviceGrant: Sendable {
     var interval: TimeInterval
 }
 
-/// The sign-ins under way, bounded: at most ``capacity`` in all and ``capacityPerOwner`` per user,
-/// each found only by its owner and before it expires, and taken out when it completes, so a
-/// sign-in completes at most once. Expired ones are dropped on every use ("now" is the caller's:
-/// the manager's injected clock).
+/// The sign-ins under way, bounded: at most ``capacity`` in all, ``capacityPerOwner`` per user and
+/// ``capacityPerProgram`` per program of a user, each found only by its owner and before it expires,
+/// and taken out when it completes, so a sign-in completes at most once. Expired ones are dropped
+/// on every use ("now" is the caller's: the manager's injected clock).
+///
+/// Why per program: a same-uid program the policy confines to a few services could otherwise fill
+/// the user's whole share and block every sign-in of the user until they expire; now it fills its
+/// own, and the user (any program of the uid allowed `session.login` on their services) can end
+/// them with ``takeAll(owner:now:where:)``.
 struct PendingSignIns: Sendable {
     static let capacity = 64
-    static let capacityPerOwner = 8
+    static let capacityPerOwner = 32
+    static let capacityPerProgram = 8
 
     private var flows: [String: PendingSignIn] = [:]
 
     var count: Int { flows.count }
 
-    /// Adds `flow`, or refuses when the table or the owner's share is full.
+    /// Adds `flow`, or refuses when the table, the owner's share or its program's share is full.
     mutating func add(_ flow: PendingSignIn, now: Date) throws {
         purge(now)
         guard flows.count < Self.capacity else {
             throw VaultError(.unavailable, "too many sign-ins are under way (\(Self.capacity)); finish or cancel one, or wait until they expire")
         }
-        guard flows.values.filter({ $0.owner == flow.owner }).count < Self.capacityPerOwner else {
-            throw VaultError(.unavailable, "this user has \(Self.capacityPerOwner) sign-ins under way; finish or cancel one, or wait until they expire")
+        let owners = flows.values.filter { $0.owner == flow.owner }
+        guard owners.count < Self.capacityPerOwner else {
+            throw VaultError(.unavailable, "this user has \(Self.capacityPerOwner) sign-ins under way; finish or cancel one (`sortedvault session cancel-logins`), or wait until they expire")
+        }
+        guard owners.filter({ $0.program == flow.program }).count < Self.capacityPerProgram else {
+            throw VaultError(.unavailable, "this program has \(Self.capacityPerProgram) sign-ins under way; finish or cancel one (`sortedvault session cancel-logins`), or wait until they expire")
         }
         flows[flow.id] = flow
+    }
+
+    /// Takes out every sign-in of `owner` whose service `allowed` accepts; how many.
+    mutating func takeAll(owner: UInt32, now: Date, where allowed: (String) -> Bool) -> Int {
+        purge(now)
+        let ended = flows.values.filter { $0.owner == owner && allowed($0.service) }.map(\.id)
+        for id in ended { flows[id] = nil }
+        return ended.count
     }
 
     /// The owner's sign-in `id`, unless it expired, completed or belongs to another user.

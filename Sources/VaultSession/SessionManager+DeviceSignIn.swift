@@ -10,7 +10,7 @@ import VaultCrypto
 /// `slow_down` (+5 s, RFC 8628 §3.5) on the injected sleeper, which tests move by hand. A
 /// CompleteLogin waits while it polls; a CancelLogin ends the wait at the next poll.
 extension SessionManager {
-    func beginDeviceSignIn(_ request: SignInRequest, scopes: [String], owner: UInt32) async throws -> SignInStart {
+    func beginDeviceSignIn(_ request: SignInRequest, scopes: [String], owner: UInt32, program: String?) async throws -> SignInStart {
         guard configuration.deviceFlow else {
             throw VaultError.invalidArgument("this daemon's settings turn the device flow off (session.device_flow = false): use the browser or paste flow")
         }
@@ -33,7 +33,7 @@ extension SessionManager {
         let now = clock.now
         // A device sign-in has no callback: its state and verifier are never sent, only kept so
         // that every pending sign-in has the same shape.
-        var flow = PendingSignIn(id: id, owner: owner, service: request.service, account: request.account, provider: provider,
+        var flow = PendingSignIn(id: id, owner: owner, program: program, service: request.service, account: request.account, provider: provider,
                                  redirectURI: request.redirectURI, state: SecureBytes(randomCount: 32),
                                  verifier: SecureBytes(randomCount: 32), nonce: nil,
                                  expiresAt: now.addingTimeInterval(min(request.lifetime, authorization.expiresIn)))

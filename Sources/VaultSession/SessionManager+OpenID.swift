@@ -60,6 +60,7 @@ extension SessionManager {
         } catch {
             throw Self.saveError(error, what: "the id token")
         }
+        if let subject = verified.userID { try ProviderChosenName.check(subject, what: "the id token's `sub`") }
         return verified
     }
 
@@ -74,6 +75,9 @@ extension SessionManager {
         guard let openID else { return .rejected(error: "oidc_unavailable", description: "OpenID Connect is not available in this process") }
         do {
             let subject = try await openID.verifiedSubject(of: idToken, issuer: issuer, clientID: session.provider.clientID, nonce: nil)
+            if ProviderChosenName.isHiddenName(subject) {
+                return .rejected(error: "invalid_id_token", description: "the refreshed id token's `sub` holds control, format or separator characters")
+            }
             if let known = session.userID, known != subject {
                 return .rejected(error: "invalid_id_token", description: "the refreshed id token is for another user (sub changed)")
             }

@@ -12,8 +12,9 @@ import VaultCrypto
 /// back the exact state (constant-time compare), and an `oidc` id token the exact nonce. A sign-in
 /// completes at most once, only for the user who began it, and only before it expires.
 extension SessionManager {
-    /// Begins a sign-in for `owner` (the caller's uid).
-    public func beginSignIn(_ request: SignInRequest, owner: UInt32) async throws -> SignInStart {
+    /// Begins a sign-in for `owner` (the caller's uid) from `program` (the caller's executable, as
+    /// the policy sees it; nil when unknown or in-process): each program of a user has its own cap.
+    public func beginSignIn(_ request: SignInRequest, owner: UInt32, program: String? = nil) async throws -> SignInStart {
         let gotrue = request.settings.kind == .supabase && request.settings.externalProvider != nil
         guard request.settings.kind == .oauth2 || request.settings.kind == .oidc || gotrue else {
             throw VaultError.invalidArgument(request.settings.kind == .supabase
@@ -28,7 +29,7 @@ extension SessionManager {
         }
         _ = try ItemKey(service: request.service, account: request.account ?? "placeholder")  // a clear error on a bad name now
         let scopes = try Self.checkedScopes(request.scopes, openID: request.settings.kind == .oidc)
-        if request.flow == .device { return try await beginDeviceSignIn(request, scopes: scopes, owner: owner) }
+        if request.flow == .device { return try await beginDeviceSignIn(request, scopes: scopes, owner: owner, program: program) }
         try RedirectURIRule.check(request.redirectURI, flow: request.flow)
         let (provider, endpoint, _) = try await resolvedProvider(request.settings)
         let authorization = gotrue ? provider.baseURL?.appending(path: "auth/v1/authorize") : endpoint
@@ -44,8 +45,8 @@ extension SessionManager {
         let nonce = provider.kind == .oidc ? SecureBytes(randomCount: 32).base64URLEncoded() : nil
         let id = SecureRandom.bytes(count: 16).map { String(format: "%02x", $0) }.joined()
         let now = clock.now
-        let flow = PendingSignIn(id: id, owner: owner, service: request.service, account: request.account, provider: provider,
-                                 redirectURI: request.redirectURI, state: state, verifier: verifier, nonce: nonce,
+        let flow = PendingSignIn(id: id, owner: owner, program: program, service: request.service, account: request.account,
+                                 provider: provider, redirectURI: request.redirectURI, state: state, verifier: verifier, nonce: nonce,
                                  expiresAt: now.addingTimeInterval(request.lifetime))
         try pendingSignIns.add(flow, now: now)
         let url = try request.settings.externalProvider.map {
@@ -66,10 +67,11 @@ extension SessionManager {
         if let pending = pendingSignIns.find(id, owner: owner, now: clock.now), pending.device != nil {
             return try await completeDeviceSignIn(id, owner: owner)
         }
-        let callback = try AuthorizationCallback(query: callbackQuery)
         guard let pending = pendingSignIns.find(id, owner: owner, now: clock.now) else { throw Self.noSignIn }
-        guard callback.hasState(pending.state) else {
-            throw VaultError(.callbackMismatch, "the callback's state is not this sign-in's (another sign-in's, or forged): it was ignored; the sign-in still waits for its own")
+        // Whatever cannot be shown to carry this sign-in's state — unparseable, no state, another
+        // state — is ignored and the sign-in waits on: only its own answer may end it.
+        guard let callback = try? AuthorizationCallback(query: callbackQuery), callback.hasState(pending.state) else {
+            throw VaultError(.callbackMismatch, "the callback does not carry this sign-in's state (another sign-in's, none, or forged): it was ignored; the sign-in still waits for its own")
         }
         guard let flow = pendingSignIns.take(id, owner: owner, now: clock.now) else { throw Self.noSignIn }
         if let error = callback.error {
@@ -114,11 +116,17 @@ extension SessionManager {
 
     /// Stores a verified sign-in's answer through the one save path, under the flow's account or
     /// ``defaultAccount(of:kind:)``.
+    ///
+    /// The provider's names (the verified user id and e-mail) pass ``ProviderChosenName``; when the
+    /// user named an account that holds a login, the verified user must be its user (``checkNamedAccount(_:named:verified:kind:)``).
     func storeVerifiedSignIn(_ verified: TokenResponse, flow: PendingSignIn) async throws -> SignInResult {
+        if let user = verified.userID { try ProviderChosenName.check(user, what: "the user id") }
+        if let email = verified.email { try ProviderChosenName.check(email, what: "the e-mail address") }
         guard let account = flow.account ?? Self.defaultAccount(of: verified, kind: flow.provider.kind) else {
             throw VaultError.invalidArgument("the sign-in named no account and its answer carries no verified user; nothing was stored")
         }
         let key = try ItemKey(service: flow.service, account: account)
+        try await checkNamedAccount(key, named: flow.account != nil, verified: verified, kind: flow.provider.kind)
         let status = try await storeSignIn(verified, provider: flow.provider, for: key, maximumLifetime: nil)
         logger.info("signed in", metadata: ["service": "\(logName(flow.service))", "kind": "\(flow.provider.kind.rawValue)"])
         return SignInResult(key: key, status: status)
@@ -135,9 +143,34 @@ extension SessionManager {
         }
     }
 
+    /// A sign-in for a named account that already holds a login of a verified user (oidc: its
+    /// `sub`; supabase, firebase: the provider's user id) must come back as that same user.
+    /// Otherwise another account's sign-in (its code delivered to this receiver first) would
+    /// replace the user's login, and the user's apps would get the other account's tokens.
+    ///
+    /// Why not "the account name must be the verified user": an account is the app's label for a
+    /// login (`VaultLogin(service:account:)`, `$USER` in the example), not the provider's id; a
+    /// first sign-in binds the label to whoever signs in, and that is the user because nobody
+    /// else sees the sign-in's state (it is on no command line). An oauth2 answer names no
+    /// verified user: there is nothing to compare.
+    func checkNamedAccount(_ key: ItemKey, named: Bool, verified: TokenResponse, kind: ProviderKind) async throws {
+        guard named, kind != .oauth2, let stored = try await storedSession(key), stored.provider.kind != .oauth2,
+              let bound = stored.userID else { return }
+        if let user = verified.userID, user.utf8.elementsEqual(bound.utf8) { return }
+        let who = verified.userID.map(ProviderChosenName.escaped) ?? "a user it did not name"
+        throw VaultError(.providerRejected, "the account \(ProviderChosenName.escaped(key.account)) holds the login of user \(ProviderChosenName.escaped(bound)), but the provider signed in \(who): nothing was stored; sign in at the provider as that user, or log out of \(ProviderChosenName.escaped(key.account)) first (`sortedvault session logout`), or name another account")
+    }
+
     /// Ends `owner`'s sign-in `id`; false when there was none.
     public func cancelSignIn(_ id: String, owner: UInt32) -> Bool {
         pendingSignIns.take(id, owner: owner, now: clock.now) != nil
+    }
+
+    /// Ends every sign-in of `owner` under way whose service `allowed` accepts (the daemon passes
+    /// its policy check, so a program ends only sign-ins of services it may sign in to), whichever
+    /// program began them; how many ended. Nothing was stored for them.
+    public func cancelSignIns(owner: UInt32, where allowed: @Sendable (String) -> Bool) -> Int {
+        pendingSignIns.takeAll(owner: owner, now: clock.now, where: allowed)
     }
 
     static let noSignIn = VaultError.invalidArgument(

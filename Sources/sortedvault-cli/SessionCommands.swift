@@ -22,7 +22,8 @@ struct SessionCommand: AsyncParsableCommand {
             9 (the provider is offline: the cached token is printed only while it is still valid).
             """,
         subcommands: [SessionLogin.self, SessionSave.self, LoginOutcomeCommand<AutoLoginCall>.self, LoginOutcomeCommand<RefreshCall>.self, SessionLogout.self,
-                      SessionStatusCommand.self, SessionListCommand.self, SessionWatch.self])
+                      SessionStatusCommand.self, SessionListCommand.self, SessionWatch.self,
+                      SessionCancelLogins.self])
 }
 
 /// SERVICE ACCOUNT, shared by the session commands.

@@ -26,7 +26,8 @@ struct SessionLogin: ReportingCommand {
 
             --flow browser: listens on 127.0.0.1 (and ::1 for a --redirect-uri naming localhost; an \
             ephemeral port and a random path unless --port or --redirect-uri say otherwise) and opens \
-            the URL with xdg-open. --flow paste: prints the URL and reads the address the browser ended \
+            the URL with xdg-open (through a private page in $XDG_RUNTIME_DIR, so that the URL is on no \
+            command line; removed when the sign-in ends). --flow paste: prints the URL and reads the address the browser ended \
             on (maybe on another machine) from standard input. \
             --flow device (RFC 8628): prints a code and the page where to enter it (on any device); the \
             daemon polls the provider until the sign-in is approved, denied or expired. --flow auto \
@@ -120,7 +121,13 @@ struct SessionLogin: ReportingCommand {
         let listener = try LoopbackListener(port: listenPort, path: path, localhost: localhost)
         defer { listener.close() }
         let start = try await begin(client, settings, flow: .browser, redirectURI: redirectUri ?? listener.redirectURI)
-        SystemBrowser.open(start.authorizationURL.absoluteString)
+        // The browser gets a private page that leads to the URL, never the URL on its command line.
+        defer { SystemBrowser.removePages(for: start.authorizationURL) }
+        do {
+            try SystemBrowser.open(start.authorizationURL)
+        } catch {
+            Self.note("sortedvault: the browser was not started: \(error); open the URL above yourself\n")
+        }
         Self.note("Waiting for the browser at \(listener.redirectURI) (at most \(timeout) s; Ctrl-C to stop)…\n")
         let outcome: Result<String, InterruptWatch.WaitResult>
         do {

@@ -68,6 +68,7 @@ import VaultCrypto
                   .init(flowId: "f", authorizationUrl: "https://x/authorize?state=s", expiresAt: 300), covered)
         try check(I.CompleteLogin.self, .init(flowId: "f", callbackQuery: Self.secret), .init(session: Self.state, service: "s", account: "u"), covered)
         try check(I.CancelLogin.self, .init(flowId: "f"), .init(cancelled: true), covered)
+        try check(I.CancelLogins.self, .init(service: "s"), .init(cancelled: 3), covered)
         try check(I.PasswordLogin.self, .init(service: "s", account: nil, provider: provider, email: "ada@example.com",
                                               password: Self.secret, create: true),
                   .init(session: Self.state, account: "ada@example.com"), covered)

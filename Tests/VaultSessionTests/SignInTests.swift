@@ -132,7 +132,7 @@ import VaultTesting
 
     @Test func eachUserHasABoundedNumberOfSignInsUnderWay() async throws {
         let h = try await harness()
-        for _ in 0..<PendingSignIns.capacityPerOwner { _ = try await h.sessions.beginSignIn(oidcRequest(account: "ada"), owner: Self.owner) }
+        for _ in 0..<PendingSignIns.capacityPerProgram { _ = try await h.sessions.beginSignIn(oidcRequest(account: "ada"), owner: Self.owner) }
         #expect(await vaultErrorCode { _ = try await h.sessions.beginSignIn(oidcRequest(account: "ada"), owner: Self.owner) } == .unavailable)
         _ = try await h.sessions.beginSignIn(oidcRequest(account: "ada"), owner: Self.owner + 1)
         h.clock.advance(by: 301)

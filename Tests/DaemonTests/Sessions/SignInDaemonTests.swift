@@ -123,23 +123,6 @@ extension DaemonSuite {
             #expect(try await world.sessions.list().isEmpty)
         }
 
-        @Test func theBrowserFlowOpensThePrintedURLWithXdgOpen() async throws {
-            let world = try SignInWorld()
-            // xdg-open with no desktop runs $BROWSER with the URL: a script that writes it down.
-            let opened = world.cli.root + "/opened-url"
-            let browser = world.cli.root + "/browser.sh"
-            try "#!/bin/sh\nprintf '%s' \"$1\" > '\(opened).part' && mv '\(opened).part' '\(opened)'\n"
-                .write(toFile: browser, atomically: true, encoding: .utf8)
-            chmod(browser, 0o755)
-            let login = try world.login(["--flow", "browser"], environment: world.environment(["BROWSER": browser]))
-            let url = try world.printedURL(login)
-            let hangGuard = ContinuousClock.now + .seconds(120)
-            while !FileManager.default.fileExists(atPath: opened) && ContinuousClock.now < hangGuard { try await Task.sleep(for: .milliseconds(20)) }
-            #expect(try String(contentsOfFile: opened, encoding: .utf8) == url.absoluteString)
-            login.signal(SIGINT)
-            #expect(login.wait() == 130, "\(login.standardError)")
-        }
-
         @Test func noAnswerWithinTheTimeoutEndsTheSignInWithExit8AndClosesTheListener() async throws {
             let world = try SignInWorld()
             // The CLI's wait is on the real clock (a process of its own): the shortest timeout, one second.
