@@ -90,9 +90,14 @@ extension DaemonSuite {
             let shown = try world.cli.run(["log", "-n", "100"]).text
             #expect(shown.contains("operation=\"session.save\" service=\"com.sorted.api\""), "\(shown)")
             #expect(shown.contains("operation=\"session.autologin\" service=\"com.sorted.api\""), "\(shown)")
+            // Every token the login saw is looked for: a missing one would make the check prove less than it says.
             var needles = [OAuthTestProvider.clientSecret, "ada"]
-            for field in ["access_token", "refresh_token"] { if let token = response.jsonField(field) { needles.append(token) } }
-            if let token = refreshed.grant?.accessToken.withUnsafeBytes({ String(decoding: $0, as: UTF8.self) }) { needles.append(token) }
+            for field in ["access_token", "refresh_token"] {
+                needles.append(try #require(response.jsonField(field), "the provider's token response has no \(field)"))
+            }
+            let grant = try #require(refreshed.grant, "the refresh returned no access token")
+            needles.append(grant.accessToken.withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
+            #expect(needles.allSatisfy { !$0.isEmpty })
             // Pseudonyms are hex, which may spell a short needle such as "ada" by chance: look past them.
             let readable = log.replacingOccurrences(of: #"<private:[0-9a-f]+>"#, with: "<private>", options: .regularExpression)
             for needle in needles { #expect(!readable.contains(needle), "the access log holds a token or the client secret") }

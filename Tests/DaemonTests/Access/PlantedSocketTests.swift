@@ -58,6 +58,22 @@ extension DaemonSuite {
             /// Everything the planted server was sent.
             func bytesReceived() -> Data { FileManager.default.contents(atPath: received) ?? Data() }
 
+            /// The control for "received nothing": run after that check, it sends a call through
+            /// `path` (the one the clients were given) and requires the planted server to answer it and
+            /// record it. Without it, a recorder that records nothing, or a path the clients never
+            /// looked at, would pass the check as well as a client that refused.
+            func expectRecordsACallSent(through path: String) throws {
+                let call = frame(#"{"method":"org.sortedvault.vault.Retrieve","parameters":{"probe":"planted-control"}}"#)
+                let connection = try RawSocket(path: path)
+                #expect(connection.send(call) == call.count, "the control call could not be sent through \(path)")
+                // The server records what it receives before it answers: once answered, it is recorded.
+                let answer = connection.readReply()
+                #expect(answer?["parameters"] != nil, "the planted server did not answer the control call sent through \(path)")
+                let recorded = bytesReceived()
+                #expect(recorded == Data(call),
+                        "the planted server did not record the control call: it holds \(String(decoding: recorded, as: UTF8.self).debugDescription)")
+            }
+
             deinit {
                 process.signal(SIGKILL)
                 _ = process.wait()
@@ -97,6 +113,7 @@ extension DaemonSuite {
             }
             #expect(planted.bytesReceived().isEmpty,
                     "the planted server received: \(String(decoding: planted.bytesReceived(), as: UTF8.self))")
+            try planted.expectRecordsACallSent(through: socketDirectory + "/sortedvault/socket")
         }
 
         /// A server of `nobody`'s on a socket in a directory of theirs, and a runtime directory of

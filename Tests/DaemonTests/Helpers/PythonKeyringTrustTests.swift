@@ -77,6 +77,7 @@ extension DaemonSuite {
             }
             #expect(planted.bytesReceived().isEmpty,
                     "the planted server received: \(String(decoding: planted.bytesReceived(), as: UTF8.self))")
+            try planted.expectRecordsACallSent(through: runtime + "/sortedvault/socket")
         }
 
         /// keyring's Python with `pip install ./clients/python`, no D-Bus session, and `path` as PATH
