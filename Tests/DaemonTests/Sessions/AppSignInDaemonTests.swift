@@ -24,7 +24,7 @@ extension DaemonSuite {
             for await shownURL in shown { url = shownURL; break }
             let port = try #require(url.flatMap { SignInWorld.parameter("redirect_uri", of: $0) }.flatMap(URLComponents.init(string:))?.port)
             #expect(SignInWorld.listeners(on: port) == ["0100007F"], "the receiver listens on 127.0.0.1 only")
-            while sleeper.sleeping == 0 { await Task.yield() }
+            try await sleeper.waitUntilSleeping(1, "the app's sign-in timeout to arm")
             sleeper.reach(Date(timeIntervalSince1970: 120))  // a ManualSleepClock starts at 1970
             let error = await #expect(throws: VaultError.self) { try await task.value }
             #expect(error?.code == .unavailable && error?.description.contains("within 120 s; the sign-in was cancelled") == true,

@@ -80,10 +80,11 @@ extension DaemonSuite {
             #expect(after.signedInAt == before.signedInAt && after.issuedAt == before.issuedAt)
         }
 
-        @Test(.enabled(if: LoopbackHTTP.portFreeOnBothLoopbacks() != nil, "this host has no IPv6 loopback (::1) to listen on"))
+        @Test(.enabled(if: CIRequirement.runs(where: LoopbackHTTP.hasIPv6Loopback), Comment(rawValue: LoopbackHTTP.ipv6Missing)))
         func aLocalhostRedirectIsAnsweredOnBoth127001AndIPv6Loopback() async throws {
             let world = try SignInWorld()
-            let port = try #require(LoopbackHTTP.portFreeOnBothLoopbacks())
+            try CIRequirement.require(LoopbackHTTP.hasIPv6Loopback, LoopbackHTTP.ipv6Missing)
+            let port = try #require(LoopbackHTTP.portFreeOnBothLoopbacks(), "no port free on both 127.0.0.1 and ::1 in 1,000 tries")
             let login = try world.login(["--flow", "browser", "--redirect-uri", "http://localhost:\(port)/cb"])
             let url = try world.printedURL(login)
             #expect(SignInWorld.parameter("redirect_uri", of: url) == "http://localhost:\(port)/cb")
