@@ -89,6 +89,12 @@ public final class KeyedLock<Key: Hashable & Sendable>: Sendable {
         }
     }
 
+    /// How many callers wait for `key` (the holder not counted): what a test waits on to know a
+    /// caller has queued, instead of sleeping and hoping it has.
+    func waitingCount(for key: Key) -> Int {
+        state.withLock { $0.queues[key]?.count ?? 0 }
+    }
+
     /// Hands `key` to the first waiter, or frees it.
     private func release(_ key: Key) {
         let next: CheckedContinuation<Void, any Error>? = state.withLock { state in

@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
-import VaultCore
+@testable import VaultCore
+import VaultTesting
 
 /// The one async lock: one holder per key, waiters in arrival order, other keys never held up, and a
 /// cancelled waiter leaves without taking the key or holding up the waiters behind it.
@@ -26,6 +27,11 @@ import VaultCore
         return (task, releasing)
     }
 
+    /// Returns once `count` callers wait for `key`: the event a test orders its waiters by.
+    static func waitUntilQueued(_ count: Int, _ locks: KeyedLock<String>, _ key: String) async throws {
+        try await waitUntil(limit: .seconds(60), "\(count) waiters queued for \(key)") { locks.waitingCount(for: key) == count }
+    }
+
     @Test func waitersTakeTheKeyInArrivalOrderAndOtherKeysAreFree() async throws {
         let locks = KeyedLock<String>()
         let order = Record<Int>()
@@ -34,7 +40,7 @@ import VaultCore
         for index in 0..<5 {
             waiters.append(Task { try await locks.withLock("a") { order.append(index) } })
             // Each waiter queues before the next one starts.
-            try await Task.sleep(for: .milliseconds(20))
+            try await Self.waitUntilQueued(index + 1, locks, "a")
         }
         try await locks.withLock("b") {}  // another key is not held up
         #expect(order.items.isEmpty)
@@ -49,11 +55,12 @@ import VaultCore
         let ran = Record<String>()
         let holder = await Self.hold(locks, "a")
         let cancelled = Task { try await locks.withLock("a") { ran.append("cancelled") } }
-        try await Task.sleep(for: .milliseconds(20))
+        try await Self.waitUntilQueued(1, locks, "a")
         let next = Task { try await locks.withLock("a") { ran.append("next") } }
-        try await Task.sleep(for: .milliseconds(20))
+        try await Self.waitUntilQueued(2, locks, "a")
         cancelled.cancel()
         await #expect(throws: CancellationError.self) { try await cancelled.value }
+        #expect(locks.waitingCount(for: "a") == 1, "the cancelled waiter is still queued")
         holder.release.finish()
         try await holder.task.value
         try await next.value
