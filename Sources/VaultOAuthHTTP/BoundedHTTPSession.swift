@@ -24,7 +24,7 @@ import FoundationNetworking
 /// `OAuthTransportError` when no answer came or the deadline passed, and `ifTooLarge` when the body
 /// would pass `maximumBodyBytes`.
 final class BoundedHTTPSession: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // Invariant: `made`, `tasks` and `cancelledEarly` are touched only under `lock`.
+    // Invariant: `made` and `tasks` are touched only under `lock`.
     private let deadline: Duration
     private let deadlineText: String
     private let maximumBodyBytes: Int
@@ -32,8 +32,6 @@ final class BoundedHTTPSession: NSObject, URLSessionDataDelegate, @unchecked Sen
     private let lock = NSLock()
     private var made: URLSession?
     private var tasks: [Int: Pending] = [:]
-    /// Tasks whose caller was cancelled before their request was registered in ``tasks``.
-    private var cancelledEarly: Set<Int> = []
 
     private final class Pending {
         let ifTooLarge: any Error
@@ -42,6 +40,7 @@ final class BoundedHTTPSession: NSObject, URLSessionDataDelegate, @unchecked Sen
         var status = 0
         var body = Data()
         var tooLarge = false
+        var pastDeadline = false
         var watchdog: Task<Void, Never>?
         init(ifTooLarge: any Error, deliver: @escaping (Int, Data) -> Void, fail: @escaping (any Error) -> Void) {
             self.ifTooLarge = ifTooLarge
@@ -89,11 +88,6 @@ final class BoundedHTTPSession: NSObject, URLSessionDataDelegate, @unchecked Sen
     }
 
     /// Sends `request` and hands the status and body of the answer to `read`, whose result is returned.
-    ///
-    /// The caller's cancellation and the deadline end the wait themselves: the request is failed here
-    /// at once, then the URLSession task is cancelled. Foundation does not always report a task
-    /// cancelled early (before `resume()` has started it, say) as completed, and a wait that trusts it
-    /// to kept a daemon past SIGTERM.
     func send<Answer: Sendable>(_ request: URLRequest, ifTooLarge: any Error,
                                 read: @escaping @Sendable (_ status: Int, _ body: Data) -> Answer) async throws -> Answer {
         let task = session.dataTask(with: request)
@@ -106,42 +100,22 @@ final class BoundedHTTPSession: NSObject, URLSessionDataDelegate, @unchecked Sen
                     guard (try? await sleep(deadline)) != nil else { return }  // cancelled: the answer came first
                     self?.expire(task)
                 }
-                let cancelledAlready = lock.withLock { () -> Bool in
-                    if cancelledEarly.remove(task.taskIdentifier) != nil { return true }
-                    tasks[task.taskIdentifier] = pending
-                    return false
-                }
-                if cancelledAlready {
-                    pending.watchdog?.cancel()
-                    pending.fail(CancellationError())
-                } else {
-                    task.resume()
-                }
+                lock.withLock { tasks[task.taskIdentifier] = pending }
+                task.resume()
             }
         } onCancel: {
-            let pending = lock.withLock { () -> Pending? in
-                guard let pending = tasks.removeValue(forKey: task.taskIdentifier) else {
-                    cancelledEarly.insert(task.taskIdentifier)
-                    return nil
-                }
-                return pending
-            }
             task.cancel()
-            if let pending {
-                pending.watchdog?.cancel()
-                pending.body.resetBytes(in: 0..<pending.body.count)
-                pending.fail(CancellationError())
-            }
         }
     }
 
-    /// The deadline passed: fail the request now and cancel it.
+    /// The deadline passed: mark the request and cancel it (its completion reports the deadline).
     private func expire(_ task: URLSessionTask) {
-        guard let pending = lock.withLock({ tasks.removeValue(forKey: task.taskIdentifier) }) else { return }
-        task.cancel()
-        pending.body.resetBytes(in: 0..<pending.body.count)
-        let host = task.originalRequest?.url?.host ?? "the provider"
-        pending.fail(OAuthTransportError("\(host) did not answer within \(deadlineText)", requestMayHaveArrived: Self.bodyLeft(task)))
+        let running = lock.withLock { () -> Bool in
+            guard let pending = tasks[task.taskIdentifier] else { return false }
+            pending.pastDeadline = true
+            return true
+        }
+        if running { task.cancel() }
     }
 
     // MARK: URLSessionDataDelegate
@@ -179,29 +153,18 @@ final class BoundedHTTPSession: NSObject, URLSessionDataDelegate, @unchecked Sen
          NSURLErrorServerCertificateHasUnknownRoot].contains((error as NSError).code)
     }
 
-    /// Whether any of `task`'s body was handed to libcurl to send. Foundation counts body bytes as
-    /// libcurl asks for them, which it does only on a connected socket; a request whose body never
-    /// left cannot have been acted on (every request sent here has a body with its `Content-Length`).
-    /// A request without a body is counted as sent. This is what keeps local failures (`EMFILE`
-    /// from `socket()`, a CA file that cannot be opened, a deadline passing while connecting) from
-    /// being taken for lost answers, which end logins (docs/sessions-core.md, "Refresh lease").
-    static func bodyLeft(_ task: URLSessionTask) -> Bool {
-        task.countOfBytesSent > 0 || (task.originalRequest?.httpBody?.isEmpty ?? true)
-    }
-
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let pending = lock.withLock({ tasks.removeValue(forKey: task.taskIdentifier) }) else { return }
         defer { pending.body.resetBytes(in: 0..<pending.body.count) }
         pending.watchdog?.cancel()
         let host = task.originalRequest?.url?.host ?? "the provider"
-        let bodyLeft = Self.bodyLeft(task)
         if pending.tooLarge {
             pending.fail(pending.ifTooLarge)
-        } else if (error as NSError?)?.code == NSURLErrorTimedOut {
-            pending.fail(OAuthTransportError("\(host) did not answer within \(deadlineText)", requestMayHaveArrived: bodyLeft))
+        } else if pending.pastDeadline || (error as NSError?)?.code == NSURLErrorTimedOut {
+            pending.fail(OAuthTransportError("\(host) did not answer within \(deadlineText)"))
         } else if let error {
             pending.fail(OAuthTransportError("\(host) could not be reached (\((error as NSError).localizedDescription))",
-                                             requestMayHaveArrived: bodyLeft && !Self.neverSent(error)))
+                                             requestMayHaveArrived: !Self.neverSent(error)))
         } else {
             pending.deliver(pending.status, pending.body)
         }

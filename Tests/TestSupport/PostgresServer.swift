@@ -109,9 +109,17 @@ public final class PostgresServer: Sendable {
                              "-o", serverOptions, "restart"], what: "pg_ctl restart")
     }
 
+    /// Room for every connection the tests sharing one server can open at once. Swift Testing runs
+    /// PostgresSuite's cases side by side, unserialized: each store's pool opens up to
+    /// `PostgresSettings.maximumConnections` (4) plus one listening connection, each fleet daemon the
+    /// same, each `sql` call one more. Counted from the code, all of the suite's cases at once come
+    /// to about 700 (some 75 store cases of 4–10 each, some 20 three-daemon fleets of 15–20 each);
+    /// 1000 covers that worst case, so a busy run never meets "too many clients".
+    static let maxConnections = 1000
+
     private var serverOptions: String {
         let tcp = listener.map { "-c listen_addresses='\($0.address)' -c ssl=on -c ssl_cert_file='\($0.certificateFile)' -c ssl_key_file='\($0.keyFile)'" }
-        return "-k \(socketDirectory) \(tcp ?? "-c listen_addresses=''") -c max_connections=200 -c fsync=off -p \(port)"
+        return "-k \(socketDirectory) \(tcp ?? "-c listen_addresses=''") -c max_connections=\(Self.maxConnections) -c fsync=off -p \(port)"
     }
 
     /// Stops the server if it runs and removes its directory.
