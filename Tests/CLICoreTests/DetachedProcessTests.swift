@@ -10,7 +10,7 @@ import Glibc
 /// its own and holds only standard input, output and error (on /dev/null), none of the caller's
 /// other descriptors. Run in this process, so that `scripts/sanitizers address` covers the C shims
 /// it calls (`sortedvault_posix_spawn_setsid`, `sortedvault_posix_spawn_closefrom`).
-@Suite(.timeLimit(.minutes(5))) struct DetachedProcessTests {
+@Suite(.timeLimit(.minutes(20))) struct DetachedProcessTests {
     @Test func theChildLeadsItsOwnSessionAndInheritsNoOtherDescriptor() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sv-detached-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

@@ -2,7 +2,7 @@ import Testing
 import CLICore
 
 /// The lines of `sortedvault status` that only appear when something needs the owner's attention.
-@Suite(.timeLimit(.minutes(5))) struct StatusReportTests {
+@Suite(.timeLimit(.minutes(20))) struct StatusReportTests {
     private func lines(accessLogFailedWrites: Int?) -> [String] {
         StatusReport.lines(locked: false, items: 1, logins: 0, queuedRevocations: 0, keySources: ["keyfile"],
                            autoLockMinutes: 0, version: "1", socket: "/run/s", accessLogFailedWrites: accessLogFailedWrites)

@@ -10,7 +10,7 @@ import Glibc
 
 /// `sortedvault exec`'s token file: only in a private directory of the caller's, and
 /// never written again once removed.
-@Suite(.timeLimit(.minutes(5))) struct TokenFileTests {
+@Suite(.timeLimit(.minutes(20))) struct TokenFileTests {
     final class Runtime {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("sv-rt-\(UUID().uuidString.prefix(8))").path
         init(mode: Int = 0o700) throws {

@@ -4,7 +4,7 @@ import VaultSession
 
 /// The token members Save diverts on the wire are those TokenResponse diverts from a provider's
 /// answer: a member only one side knew would travel, or be parsed, as a `String`.
-@Suite(.timeLimit(.minutes(5))) struct TokenMemberParityTests {
+@Suite(.timeLimit(.minutes(20))) struct TokenMemberParityTests {
     @Test func saveAndTokenResponseDivertTheSameMembers() {
         #expect(Set(SessionInterface.Save.tokenMembers) == TokenResponse.tokenMembers)
         for member in SessionInterface.Save.tokenMembers {

@@ -9,7 +9,7 @@ import VaultClient
 /// Both clients read error replies through `ErrorReply`, each in its own codes (the
 /// lean CLI in exit statuses, the full client in `VaultError.Code`s); these tests hold the lean
 /// CLI's texts and exit statuses to those of `VaultWireError.decode` and `SessionWireError.decode`.
-@Suite(.timeLimit(.minutes(5))) struct WireFailureParityTests {
+@Suite(.timeLimit(.minutes(20))) struct WireFailureParityTests {
     static let parameterSets: [[String: JSONValue]] = [
         [:],
         ["service": "svc \"q\"", "account": "ada", "reason": "a reason", "operation": "retrieve", "parameter": "service",

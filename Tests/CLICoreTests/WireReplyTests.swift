@@ -6,7 +6,7 @@ import VaultCrypto
 
 /// The lean CLI decodes replies with VaultAPI's typed messages; these tests hold what it makes of a
 /// reply, an error reply and a reply of the wrong shape to what the full client reports.
-@Suite(.timeLimit(.minutes(5))) struct WireReplyTests {
+@Suite(.timeLimit(.minutes(20))) struct WireReplyTests {
     static func frame(_ bytes: WireBytes) -> WipedBuffer {
         let buffer = WipedBuffer(capacity: 16)
         bytes.withUnsafeBytes { raw in buffer.append(UnsafeRawBufferPointer(rebasing: raw.prefix(while: { $0 != 0 }))) }

@@ -3,7 +3,7 @@ import VaultCrypto
 @testable import CredentialHelpers
 
 /// git's `key=value` protocol: what is read, and what is refused (CVE-2020-5260 class).
-@Suite(.timeLimit(.minutes(5))) struct GitCredentialMessageTests {
+@Suite(.timeLimit(.minutes(20))) struct GitCredentialMessageTests {
     static func parse(_ text: String) throws -> GitCredentialMessage {
         try GitCredentialMessage.parse(SecureBytes(copying: Array(text.utf8)))
     }

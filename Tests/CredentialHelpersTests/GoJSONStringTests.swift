@@ -3,7 +3,7 @@ import Testing
 
 /// Go's `encoding/json` string encoding (the Go 1.19 that builds Debian 12's reference helpers),
 /// byte for byte; the docker test compares the valid-UTF-8 cases with docker-credential-pass itself.
-@Suite(.timeLimit(.minutes(5))) struct GoJSONStringTests {
+@Suite(.timeLimit(.minutes(20))) struct GoJSONStringTests {
     static func encoded(_ bytes: [UInt8]) -> String {
         var output: [UInt8] = []
         bytes.withUnsafeBytes { GoJSONString.append($0, to: &output) }

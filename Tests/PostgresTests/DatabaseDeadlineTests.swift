@@ -5,7 +5,7 @@ import VaultCrypto
 import VaultTesting
 @testable import VaultPostgres
 
-@Suite(.timeLimit(.minutes(10))) struct DatabaseDeadlineTests {
+@Suite(.timeLimit(.minutes(20))) struct DatabaseDeadlineTests {
     @Test func aCallThatIgnoresCancellationStillEndsAtTheDeadline() async throws {
         let sleeper = ManualSleepClock()
         let clock = ManualClock(mirror: sleeper.reach)
@@ -33,7 +33,7 @@ import VaultTesting
     }
 }
 
-@Suite(.timeLimit(.minutes(10))) struct PostgresSettingsTests {
+@Suite(.timeLimit(.minutes(20))) struct PostgresSettingsTests {
     @Test func aPasswordFileReadableByOthersIsRefused() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("sv-pw-\(UUID().uuidString)").path
         defer { unlink(path) }

@@ -10,7 +10,7 @@ import VaultTesting
 
 /// Every suite in this target runs inside one real PostgreSQL, started before the first test and
 /// stopped after the last; each test takes a fresh database of its own.
-@Suite(.postgresServer, .timeLimit(.minutes(10))) struct PostgresSuite {}
+@Suite(.postgresServer, .timeLimit(.minutes(20))) struct PostgresSuite {}
 
 /// Starts a ``PostgresServer`` around the suite it marks (once, not per test).
 struct PostgresServerTrait: SuiteTrait, TestScoping {

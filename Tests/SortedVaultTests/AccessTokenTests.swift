@@ -3,7 +3,7 @@ import SortedVault
 import Testing
 import VaultTesting
 
-@Suite(.timeLimit(.minutes(5))) struct AccessTokenTests {
+@Suite(.timeLimit(.minutes(20))) struct AccessTokenTests {
     @Test func theStoredTokenIsAnsweredWithoutTheProviderWhileItLasts() async throws {
         let h = try LoginHarness()
         try await h.signIn()

@@ -3,7 +3,7 @@ import SortedVault
 import Testing
 import VaultTesting
 
-@Suite(.timeLimit(.minutes(5))) struct LoginEventsTests {
+@Suite(.timeLimit(.minutes(20))) struct LoginEventsTests {
     @Test func theFirstEventIsNoLoginThenTheSignInShows() async throws {
         let h = try LoginHarness()
         var events = h.login.events.makeAsyncIterator()

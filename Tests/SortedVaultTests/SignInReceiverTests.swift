@@ -8,7 +8,7 @@ import VaultTesting
 /// The loopback receiver against local processes that are not the browser (issue 34, points 2 and
 /// 5): requests without this sign-in's state do not end the wait, and a connection that never
 /// finishes its request does not hold the real callback back.
-@Suite(.timeLimit(.minutes(5))) struct SignInReceiverTests {
+@Suite(.timeLimit(.minutes(20))) struct SignInReceiverTests {
     typealias Base = SignInTests
 
     /// A local process trickling a request one byte a second does not hold the receiver: the real

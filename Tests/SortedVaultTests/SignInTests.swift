@@ -8,7 +8,7 @@ import VaultTesting
 /// `VaultLogin.signIn` over an in-process `SessionManager` (a scripted token endpoint, a manual
 /// clock): a custom opener, the loopback receiver (a real socket on 127.0.0.1, the test as the
 /// browser), a forged answer, and cancellation of the calling task.
-@Suite(.timeLimit(.minutes(5))) struct SignInTests {
+@Suite(.timeLimit(.minutes(20))) struct SignInTests {
     static let provider = ProviderSettings(kind: .oauth2, tokenEndpoint: URL(string: "https://auth.example.test/oauth/token")!,
                                            clientID: "sorted-desktop", authorizationEndpoint: URL(string: "https://auth.example.test/authorize")!)
     static let registered = URL(string: "https://app.example.test/signed-in")!

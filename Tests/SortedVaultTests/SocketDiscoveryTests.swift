@@ -1,7 +1,7 @@
 import SortedVault
 import Testing
 
-@Suite(.timeLimit(.minutes(5))) struct SocketDiscoveryTests {
+@Suite(.timeLimit(.minutes(20))) struct SocketDiscoveryTests {
     @Test func sortedVaultSocketComesFirst() throws {
         let environment = ["SORTEDVAULT_SOCKET": "/srv/vault/socket", "XDG_RUNTIME_DIR": "/run/user/1000", "HOME": "/home/ada"]
         #expect(try SortedVault.socketPath { environment[$0] } == "/srv/vault/socket")

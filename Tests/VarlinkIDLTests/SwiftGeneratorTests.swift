@@ -4,7 +4,7 @@ import VarlinkIDL
 
 /// The generator writes an interface's Swift face from a small IDL, the same every time, and
 /// refuses what it cannot express at the IDL's line and column.
-@Suite(.timeLimit(.minutes(5))) struct SwiftGeneratorTests {
+@Suite(.timeLimit(.minutes(20))) struct SwiftGeneratorTests {
     static let idl = """
         # A small interface.
         interface org.example.small

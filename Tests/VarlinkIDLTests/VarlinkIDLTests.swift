@@ -4,7 +4,7 @@ import VarlinkIDL
 
 /// The IDL parser accepts every construct of the grammar and rejects bad files at the line and
 /// column of the fault (the build tool turns that into a build error).
-@Suite(.timeLimit(.minutes(5))) struct VarlinkIDLTests {
+@Suite(.timeLimit(.minutes(20))) struct VarlinkIDLTests {
     static func error(_ text: String) -> IDLError? {
         do {
             let interface = try VarlinkIDL.parse(text)

@@ -4,7 +4,7 @@ import Varlink
 
 /// One connection's memory is bounded by bytes, not by messages: behind a call in progress, the
 /// server decodes at most what one read brought, and reads nothing more while a call waits.
-@Suite(.timeLimit(.minutes(5))) struct BufferBudgetTests {
+@Suite(.timeLimit(.minutes(20))) struct BufferBudgetTests {
     /// A frame of `size` bytes (NUL included) calling Echo with a long text.
     static func echoFrame(size: Int) -> [UInt8] {
         let head = Array(#"{"method":"org.example.test.Echo","parameters":{"text":""#.utf8)

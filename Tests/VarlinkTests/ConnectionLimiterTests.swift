@@ -2,7 +2,7 @@ import Testing
 @testable import Varlink
 
 /// The admission rules, decision by decision: who may open one more connection.
-@Suite(.timeLimit(.minutes(5))) struct ConnectionLimiterTests {
+@Suite(.timeLimit(.minutes(20))) struct ConnectionLimiterTests {
     static func limiter(perUID: Int = 8, perProcess: Int = 3, perExecutable: Int = 5, reserve: Int? = 2) -> ConnectionLimiter {
         var configuration = VarlinkServerConfiguration()
         configuration.maxConnectionsPerUID = perUID

@@ -4,7 +4,7 @@ import Varlink
 
 /// Clients that write their requests and then shut down their writing side (`socat`, `nc -U`,
 /// `printf … |`): every complete request is answered before the server closes.
-@Suite(.timeLimit(.minutes(5))) struct HalfCloseTests {
+@Suite(.timeLimit(.minutes(20))) struct HalfCloseTests {
     @Test func aRequestFollowedByAHalfCloseIsAnsweredThenClosed() async throws {
         let live = try await LiveServer()
         let client = try RawClient(path: live.socketPath)

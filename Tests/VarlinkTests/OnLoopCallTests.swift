@@ -4,7 +4,7 @@ import Varlink
 
 /// Calls an interface answers now (``VarlinkAnswer/reply(_:)``): answered on the connection's event
 /// loop without a task, in order with the calls that take the task path, and counted as activity by the idle timer.
-@Suite(.timeLimit(.minutes(5))) struct OnLoopCallTests {
+@Suite(.timeLimit(.minutes(20))) struct OnLoopCallTests {
     @Test func aCallAnsweredOnTheLoopRunsWithoutATask() async throws {
         let live = try await LiveServer()
         let client = try RawClient(path: live.socketPath)

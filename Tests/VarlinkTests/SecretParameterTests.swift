@@ -4,7 +4,7 @@ import Varlink
 
 /// An interface's secret parameters reach its handler as raw bytes (never in `parameters`), and a
 /// handler's encoded reply is written as given, as the final reply and as a streamed one.
-@Suite(.timeLimit(.minutes(5))) struct SecretParameterTests {
+@Suite(.timeLimit(.minutes(20))) struct SecretParameterTests {
     @Test func aSecretParameterIsHandedOverRawAndAnEncodedReplyIsWrittenAsGiven() async throws {
         let live = try await LiveServer()
         let client = try RawClient(path: live.socketPath)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import Varlink
 
-@Suite(.timeLimit(.minutes(5))) struct ServerCallTests {
+@Suite(.timeLimit(.minutes(20))) struct ServerCallTests {
     @Test func pipelinedCallsAreAnsweredInOrder() async throws {
         let live = try await LiveServer()
         let client = try RawClient(path: live.socketPath)

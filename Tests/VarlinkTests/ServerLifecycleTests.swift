@@ -11,7 +11,7 @@ private func currentUmask() -> String? {
     return status.split(separator: "\n").first { $0.hasPrefix("Umask:") }.map { String($0.dropFirst(6)).trimmingCharacters(in: .whitespaces) }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct ServerLifecycleTests {
+@Suite(.timeLimit(.minutes(20))) struct ServerLifecycleTests {
     @Test func socketIsPrivateToItsOwner() async throws {
         let live = try await LiveServer()
         let attributes = try FileManager.default.attributesOfItem(atPath: live.socketPath)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import Varlink
 
-@Suite(.timeLimit(.minutes(5))) struct ServerRobustnessTests {
+@Suite(.timeLimit(.minutes(20))) struct ServerRobustnessTests {
     struct BadInput: CustomTestStringConvertible, Sendable {
         let label: String
         let bytes: [UInt8]

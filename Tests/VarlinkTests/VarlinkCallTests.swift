@@ -1,7 +1,7 @@
 import Testing
 import Varlink
 
-@Suite(.timeLimit(.minutes(5))) struct VarlinkCallTests {
+@Suite(.timeLimit(.minutes(20))) struct VarlinkCallTests {
     let call = VarlinkCall(
         method: "org.sortedvault.vault.Store",
         parameters: ["s": "x", "i": 7, "d": 7.0, "b": true, "n": nil, "o": ["k": 1], "wrong": [1]])

@@ -2,7 +2,7 @@ import NIOCore
 import Testing
 @_spi(Benchmarks) @testable import Varlink
 
-@Suite(.timeLimit(.minutes(5))) struct VarlinkFrameDecoderTests {
+@Suite(.timeLimit(.minutes(20))) struct VarlinkFrameDecoderTests {
     static func decoder(maxFrameBytes: Int = 2 << 20) -> VarlinkFrameDecoder {
         VarlinkFrameDecoder(maxFrameBytes: maxFrameBytes, allocator: ByteBufferAllocator())
     }

@@ -5,7 +5,7 @@ import VaultCrypto
 
 /// Every method's generated request and reply read back as the value written, and every member
 /// the interface marks `@secret` is `SecureBytes` in Swift, never text.
-@Suite(.timeLimit(.minutes(5))) struct GeneratedCodecTests {
+@Suite(.timeLimit(.minutes(20))) struct GeneratedCodecTests {
     static let secret = SecureBytes(copying: Array(0..<255 as Range<UInt8>) + [0xFF, 0x00])
     static let item = VaultInterface.Item(service: "s", account: "a", label: "l", attributes: ["k": "v"], created: 1, modified: 2.5, expires: 9)
     static let grant = SessionInterface.Grant(accessToken: secret, tokenType: "Bearer", expiresAt: 3, scopes: ["a"])

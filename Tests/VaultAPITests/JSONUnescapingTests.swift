@@ -3,7 +3,7 @@ import Testing
 
 /// `JSONValue.unescape` resolves a diverted string's escapes into the caller's memory exactly as the
 /// parser resolves them into a `String`.
-@Suite(.timeLimit(.minutes(5))) struct JSONUnescapingTests {
+@Suite(.timeLimit(.minutes(20))) struct JSONUnescapingTests {
     private func unescaped(_ raw: String) throws -> [UInt8] {
         try Array(raw.utf8).withUnsafeBytes { raw in
             let count = try JSONValue.unescape(raw, into: nil)

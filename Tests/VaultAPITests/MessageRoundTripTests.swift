@@ -5,7 +5,7 @@ import VaultCrypto
 
 /// Every typed message written by `VarlinkWire` reads back as the same value, with its secret
 /// members as base64 on the wire.
-@Suite(.timeLimit(.minutes(5))) struct MessageRoundTripTests {
+@Suite(.timeLimit(.minutes(20))) struct MessageRoundTripTests {
     let secret = SecureBytes(copying: Array(0..<255 as Range<UInt8>) + [0xFF, 0x00])
 
     private func text(_ bytes: WireBytes) -> String {

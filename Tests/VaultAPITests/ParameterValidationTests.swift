@@ -4,7 +4,7 @@ import VaultAPI
 import VaultCrypto
 
 /// Bad parameters become a `WireParameterError` that names the parameter and never quotes a secret.
-@Suite(.timeLimit(.minutes(5))) struct ParameterValidationTests {
+@Suite(.timeLimit(.minutes(20))) struct ParameterValidationTests {
     private func decodeCall<M: VarlinkMethod>(_ method: M.Type, _ parameters: String) throws -> M.Request {
         let frame = Array(#"{"method":"\#(M.name)","parameters":\#(parameters)}"#.utf8)
         return try frame.withUnsafeBytes { try VarlinkWire.decodeCall(M.self, frame: $0) }

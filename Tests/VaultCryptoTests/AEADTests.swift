@@ -1,7 +1,7 @@
 import Testing
 import VaultCrypto
 
-@Suite(.timeLimit(.minutes(5))) struct AEADTests {
+@Suite(.timeLimit(.minutes(20))) struct AEADTests {
     let key = SecureBytes(randomCount: AEAD.keyCount)
     let identity: [UInt8] = Array("row 7 | generation 3 | key 1".utf8)
 

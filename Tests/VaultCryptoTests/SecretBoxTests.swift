@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import VaultCrypto
 
-@Suite(.timeLimit(.minutes(5))) struct SecretBoxTests {
+@Suite(.timeLimit(.minutes(20))) struct SecretBoxTests {
     let key = SecureBytes(randomCount: SecretBox.keyCount)
 
     @Test(arguments: [0, 1, 64, 256 * 1024])
@@ -36,7 +36,7 @@ import VaultCrypto
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct KeyedHashTests {
+@Suite(.timeLimit(.minutes(20))) struct KeyedHashTests {
     let key = SecureBytes(randomCount: 32)
 
     @Test func isDeterministicPerKeyAndContext() {
@@ -58,7 +58,7 @@ import VaultCrypto
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct PasswordHashTests {
+@Suite(.timeLimit(.minutes(20))) struct PasswordHashTests {
     let salt = [UInt8](repeating: 7, count: PasswordHash.saltCount)
 
     @Test func sameInputsSameKeyDifferentPassphraseDifferentKey() throws {

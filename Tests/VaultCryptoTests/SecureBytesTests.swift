@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import VaultCrypto
 
-@Suite(.timeLimit(.minutes(5))) struct SecureBytesTests {
+@Suite(.timeLimit(.minutes(20))) struct SecureBytesTests {
     @Test func copiesAndExposesBytesOnlyInsideTheClosure() {
         let bytes = SecureBytes(copying: [1, 2, 3])
         #expect(bytes.count == 3)

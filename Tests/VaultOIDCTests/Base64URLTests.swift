@@ -1,7 +1,7 @@
 import Testing
 @testable import VaultOIDC
 
-@Suite(.timeLimit(.minutes(5))) struct Base64URLTests {
+@Suite(.timeLimit(.minutes(20))) struct Base64URLTests {
     @Test func decodesWhatItEncodes() {
         for length in 0..<40 {
             let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }

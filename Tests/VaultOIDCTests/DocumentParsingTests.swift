@@ -4,7 +4,7 @@ import Testing
 @testable import VaultOIDC
 
 /// The discovery document and key set parsers: exact issuer, the https rule, size caps, key types.
-@Suite(.timeLimit(.minutes(5))) struct DocumentParsingTests {
+@Suite(.timeLimit(.minutes(20))) struct DocumentParsingTests {
     let issuer = URL(string: "https://id.sorted.example")!
     let jwksURL = URL(string: "https://id.sorted.example/jwks")!
 

@@ -10,7 +10,7 @@ import VaultTesting
 
 /// Id tokens from a real OpenID provider (django-oauth-toolkit with OIDC, started on 127.0.0.1),
 /// fetched and verified through the real fetcher and the provider cache.
-@Suite(.serialized, .timeLimit(.minutes(5))) struct RealProviderTests {
+@Suite(.serialized, .timeLimit(.minutes(20))) struct RealProviderTests {
     /// One provider and a cache over the real fetcher, on a clock that follows the real time plus
     /// what the test moved it by: the provider stamps its tokens with the real time, so a "now" taken
     /// once (before the provider started, say) lies before the tokens a loaded machine issues later.

@@ -7,7 +7,7 @@ import Glibc
 
 /// Loading refuses, never skips, anything an attacker could have planted or edited.
 /// `.serialized` keeps the chmod/chown work from racing other tests for the two cores.
-@Suite(.serialized, .timeLimit(.minutes(5)))
+@Suite(.serialized, .timeLimit(.minutes(20)))
 struct PolicyLoadTests {
     let uid = getuid()
 

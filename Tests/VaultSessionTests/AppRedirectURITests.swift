@@ -6,7 +6,7 @@ import VaultTesting
 
 /// Where an app's own web view may have the code sent (RFC 8252 §7.1 private-use schemes, claimed
 /// https, loopback), and what stays refused, for the app flow and for the browser and paste flows.
-@Suite(.timeLimit(.minutes(5))) struct AppRedirectURITests {
+@Suite(.timeLimit(.minutes(20))) struct AppRedirectURITests {
     func begin(_ uri: String, flow: SignInFlow) async throws -> VaultError.Code? {
         let h = try await SignInTests().harness()
         var request = SignInTests().oidcRequest(account: "ada")

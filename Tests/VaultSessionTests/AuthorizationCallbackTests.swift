@@ -4,7 +4,7 @@ import VaultCrypto
 @testable import VaultSession
 
 /// The redirect's query, parsed bounded and strict, and the state compared in constant time.
-@Suite(.timeLimit(.minutes(5))) struct AuthorizationCallbackTests {
+@Suite(.timeLimit(.minutes(20))) struct AuthorizationCallbackTests {
     func parse(_ query: String) throws -> AuthorizationCallback { try AuthorizationCallback(query: secure(query)) }
 
     @Test func theCodeAndStateArePercentDecodedIntoSecureMemory() throws {

@@ -9,7 +9,7 @@ import VaultTesting
 /// completely in between (its lease claimed, the provider asked, the result committed, the lease
 /// given back). The first manager's claim is then granted, but the refresh token it read was
 /// rotated: it must not send it (a strict provider answers a reused refresh token by revoking the login).
-@Suite(.timeLimit(.minutes(5))) struct ClaimRaceTests {
+@Suite(.timeLimit(.minutes(20))) struct ClaimRaceTests {
     @Test func aManagerWhoseLoginWasRefreshedBeforeItsClaimAsksTheProviderNothing() async throws {
         let (fleet, provider, hooked, a, b) = try await Self.expiredLogin()
         hooked.arm {
@@ -54,7 +54,7 @@ final class BeforeClaim: ForwardingDueRefreshes, Sendable {
 /// A login logged out between a manager's read and its claim: the claim finds no login (the store
 /// says `.notFound`, as a database's UPDATE finds no row), and the manager answers as for any login
 /// that is gone, asking the provider nothing.
-@Suite(.timeLimit(.minutes(5))) struct LogoutBeforeClaimTests {
+@Suite(.timeLimit(.minutes(20))) struct LogoutBeforeClaimTests {
     @Test func aLoginLoggedOutBeforeTheClaimIsAnsweredNoSession() async throws {
         let (fleet, provider, hooked, a, b) = try await ClaimRaceTests.expiredLogin()
         hooked.arm { _ = try await a.logout(FleetSimulation.key) }

@@ -7,7 +7,7 @@ import VaultTesting
 
 /// Device sign-ins (RFC 8628) against a scripted provider, on a manual clock: the poll times are
 /// the provider's own record of when each poll arrived, on the clock the test moves.
-@Suite(.timeLimit(.minutes(5))) struct DeviceSignInTests {
+@Suite(.timeLimit(.minutes(20))) struct DeviceSignInTests {
     static let deviceEndpoint = URL(string: "https://auth.example.test/oauth/device")!
     static let owner: UInt32 = 1000
     static let key = try! ItemKey(service: "com.sorted.app", account: "ada")

@@ -8,7 +8,7 @@ import VaultTesting
 /// until it is signed in again or logged out: the caller whose retry ended it may have stopped
 /// waiting (issue 34, point 13b), and whoever asks next must still learn that the provider may hold
 /// a token the vault never got.
-@Suite(.timeLimit(.minutes(5))) struct EndedInDoubtTests {
+@Suite(.timeLimit(.minutes(20))) struct EndedInDoubtTests {
     /// Two lost answers end the login; the answers every later caller gets.
     private func endedInDoubt(_ script: [ScriptedOAuthTransport.Reply] = []) async throws -> SessionHarness {
         let h = try SessionHarness([.lostAfterSending, .lostAfterSending, .ok, .ok] + script)

@@ -8,7 +8,7 @@ import VaultTesting
 
 /// A refresh whose new tokens cannot be stored: the caller hears the error, and the tokens (perhaps a
 /// rotated refresh token) are kept in memory and written before anything else touches the login.
-@Suite(.timeLimit(.minutes(5))) struct FailedCommitTests {
+@Suite(.timeLimit(.minutes(20))) struct FailedCommitTests {
     @Test func theRefreshedTokensAreWrittenOnTheNextCall() async throws {
         let failing = FailingStoreSwitch()
         let h = try SessionHarness([.tokens(access: "A2", refresh: "R2"), .tokens(access: "A3", refresh: "R3")],

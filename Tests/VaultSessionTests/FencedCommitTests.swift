@@ -6,7 +6,7 @@ import VaultTesting
 
 /// A holder whose lease ran out and was taken over cannot store its late answer: its tokens are
 /// revoked, as those of an answer after a logout are.
-@Suite(.timeLimit(.minutes(5))) struct FencedCommitTests {
+@Suite(.timeLimit(.minutes(20))) struct FencedCommitTests {
     @Test func aLateAnswerAfterTheLeaseWasTakenOverIsRevokedNotStored() async throws {
         let fleet = FleetSimulation()
         let gateA = Gate(), gateB = Gate()

@@ -6,7 +6,7 @@ import VaultCrypto
 import VaultTesting
 
 /// Every row of the Firebase outcome table (docs/providers.md), through the manager.
-@Suite(.timeLimit(.minutes(5))) struct FirebaseAnswerTableTests {
+@Suite(.timeLimit(.minutes(20))) struct FirebaseAnswerTableTests {
     static let apiKey = "AIzaFakeWebApiKey-123"
 
     static func provider() throws -> OAuthProvider {

@@ -6,7 +6,7 @@ import VaultTesting
 
 /// Several managers (daemons) over one store make one refresh request per login between them, and
 /// every caller of every manager gets its result.
-@Suite(.timeLimit(.minutes(5))) struct FleetSingleRefreshTests {
+@Suite(.timeLimit(.minutes(20))) struct FleetSingleRefreshTests {
     @Test func threeManagersWithTenCallersEachMakeOneRequestAndAllGetItsToken() async throws {
         let fleet = FleetSimulation()
         let gate = Gate()

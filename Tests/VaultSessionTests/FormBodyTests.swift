@@ -3,7 +3,7 @@ import Testing
 import VaultCrypto
 @testable import VaultSession
 
-@Suite(.timeLimit(.minutes(5))) struct FormBodyTests {
+@Suite(.timeLimit(.minutes(20))) struct FormBodyTests {
     @Test func reservedCharactersArePercentEncodedAndSpacesArePlus() {
         #expect(FormBody.encode(Array("a b&c=d+e/f?g#h%i".utf8)) == "a+b%26c%3Dd%2Be%2Ff%3Fg%23h%25i")
         #expect(FormBody.encode(Array("é~:".utf8)) == "%C3%A9%7E%3A")

@@ -6,7 +6,7 @@ import VaultCore
 import VaultTesting
 
 /// `invalid_grant` wipes the login, unless the store meanwhile holds a newer one.
-@Suite(.timeLimit(.minutes(5))) struct InvalidGrantTests {
+@Suite(.timeLimit(.minutes(20))) struct InvalidGrantTests {
     @Test func invalidGrantWipesTheLoginAndTellsWatchers() async throws {
         let h = try SessionHarness([.oauthError("invalid_grant")])
         try await h.signIn()

@@ -9,7 +9,7 @@ import VaultTesting
 /// from `socket()` or `open()`), of memory or of buffers — is an outage of ours, not a lost answer:
 /// the provider cannot have rotated anything, so however often it happens the login stays, and the
 /// next request that does go out is no "retry in doubt".
-@Suite(.timeLimit(.minutes(5))) struct LocalFailureTests {
+@Suite(.timeLimit(.minutes(20))) struct LocalFailureTests {
     @Test(arguments: [POSIXErrorCode.EMFILE, .ENFILE, .ENOBUFS, .ENOMEM])
     func runningOutOfDescriptorsNeverEndsALogin(_ code: POSIXErrorCode) async throws {
         let failures = Mutex(3)

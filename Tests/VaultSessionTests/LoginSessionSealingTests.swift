@@ -4,7 +4,7 @@ import VaultCore
 import VaultCrypto
 @testable import VaultSession
 
-@Suite(.timeLimit(.minutes(5))) struct LoginSessionSealingTests {
+@Suite(.timeLimit(.minutes(20))) struct LoginSessionSealingTests {
     /// A login with every field set, dates with fractions of a second.
     func everyField() throws -> LoginSession {
         let base = Date(timeIntervalSince1970: 1_800_000_000.123456)

@@ -7,7 +7,7 @@ import VaultTesting
 /// No login's lock is held across the network. A logout wipes at once whatever a
 /// refresh is doing, and a refresh that answers afterwards neither stores its tokens nor brings
 /// the login back: they are revoked.
-@Suite(.timeLimit(.minutes(5))) struct LogoutDuringRefreshTests {
+@Suite(.timeLimit(.minutes(20))) struct LogoutDuringRefreshTests {
     /// A harness whose refresh requests wait at `gate` (and then rotate to A2/R2); revocations are
     /// answered at once.
     static func gatedHarness(_ gate: Gate) throws -> SessionHarness {

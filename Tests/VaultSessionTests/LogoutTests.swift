@@ -5,7 +5,7 @@ import VaultCore
 import VaultTesting
 
 /// Logout wipes at once and revokes at the provider, queueing the revocation while it is down.
-@Suite(.timeLimit(.minutes(5))) struct LogoutTests {
+@Suite(.timeLimit(.minutes(20))) struct LogoutTests {
     @Test func logoutRevokesTheRefreshTokenThenTheAccessToken() async throws {
         let h = try SessionHarness([.ok, .ok])
         try await h.signIn()

@@ -6,7 +6,7 @@ import VaultTesting
 
 /// Inside the manager: its flights, locks and tracked logins are keyed by the exact bytes
 /// of the names, so a canonically equivalent spelling is another login — never this one's.
-@Suite(.timeLimit(.minutes(5))) struct NameIdentityTests {
+@Suite(.timeLimit(.minutes(20))) struct NameIdentityTests {
     @Test func aCanonicallyEquivalentKeyDoesNotJoinAHeldRefreshOrReadItsLogin() async throws {
         let h = try SessionHarness([.tokens(access: "A2", refresh: "R2")])
         let kiosk = try ItemKey(service: "com.Kiosk", account: "ada")

@@ -6,7 +6,7 @@ import VaultCrypto
 import VaultTesting
 
 /// How provider answers map to what the session logic does next.
-@Suite(.timeLimit(.minutes(5))) struct OAuthClientAnswerTests {
+@Suite(.timeLimit(.minutes(20))) struct OAuthClientAnswerTests {
     func refresh(answering reply: ScriptedOAuthTransport.Reply) async throws -> RefreshAnswer {
         let session = LoginSession(signIn: TokenResponse(accessToken: secure("A1"), refreshToken: secure("R1")),
                                    provider: try testProvider(), at: Date(timeIntervalSince1970: 1_800_000_000))

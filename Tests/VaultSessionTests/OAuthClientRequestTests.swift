@@ -6,7 +6,7 @@ import VaultCrypto
 import VaultTesting
 
 /// What the token and revocation requests carry, per client authentication method.
-@Suite(.timeLimit(.minutes(5))) struct OAuthClientRequestTests {
+@Suite(.timeLimit(.minutes(20))) struct OAuthClientRequestTests {
     func session(_ provider: OAuthProvider) -> LoginSession {
         LoginSession(signIn: TokenResponse(accessToken: secure("A1"), refreshToken: secure("R1")), provider: provider,
                      at: Date(timeIntervalSince1970: 1_800_000_000))

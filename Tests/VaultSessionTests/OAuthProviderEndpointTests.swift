@@ -4,7 +4,7 @@ import VaultCore
 import VaultSession
 
 /// Tokens and client secrets go only over https, or plain http to this machine.
-@Suite(.timeLimit(.minutes(5))) struct OAuthProviderEndpointTests {
+@Suite(.timeLimit(.minutes(20))) struct OAuthProviderEndpointTests {
     func code(_ endpoint: String) -> VaultError.Code? {
         vaultError { _ = try OAuthProvider(tokenEndpoint: URL(string: endpoint)!, clientID: "c") }?.code
     }

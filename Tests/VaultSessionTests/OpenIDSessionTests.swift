@@ -8,7 +8,7 @@ import VaultTesting
 
 /// The manager's side of `oidc` logins, with a scripted verifier (the real checks are VaultOIDC's,
 /// and the daemon-level OIDC tests run them against the real provider).
-@Suite(.timeLimit(.minutes(5))) struct OpenIDSessionTests {
+@Suite(.timeLimit(.minutes(20))) struct OpenIDSessionTests {
     static let issuer = URL(string: "https://id.example.test/o")!
 
     /// Accepts id tokens `good-<sub>`, refuses `bad-…`, and cannot be reached for `down-…`. Asked

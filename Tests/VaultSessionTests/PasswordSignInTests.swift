@@ -6,7 +6,7 @@ import VaultCrypto
 import VaultTesting
 
 /// Password sign-ins the manager runs against a scripted Firebase and Supabase.
-@Suite(.timeLimit(.minutes(5))) struct PasswordSignInTests {
+@Suite(.timeLimit(.minutes(20))) struct PasswordSignInTests {
     static let firebase = ProviderSettings(kind: .firebase, url: URL(string: "http://127.0.0.1:9099/securetoken.googleapis.com")!,
                                            apiKey: secure("web-api-key"))
     static let supabase = ProviderSettings(kind: .supabase, url: URL(string: "https://abc.supabase.test")!, apiKey: secure("anon-key"))

@@ -7,7 +7,7 @@ import VaultTesting
 import Logging
 
 /// `nextWakeUp()` says when `runDueWork()` has something to do; nothing happens before it.
-@Suite(.timeLimit(.minutes(5))) struct ProactiveScheduleTests {
+@Suite(.timeLimit(.minutes(20))) struct ProactiveScheduleTests {
     @Test func proactiveRefreshHappensBeforeExpiry() async throws {
         let h = try SessionHarness([.tokens(access: "A2", refresh: "R2")])
         try await h.signIn()
@@ -157,7 +157,7 @@ struct NoExpiryStore: TokenStore {
 
 /// The daemon's log lies on disk in plaintext while the vault seals every name: proactive work
 /// names a login by the pseudonym the daemon gives, at every level, debug included.
-@Suite(.timeLimit(.minutes(5))) struct ProactiveWorkLogTests {
+@Suite(.timeLimit(.minutes(20))) struct ProactiveWorkLogTests {
     final class CapturedLines: @unchecked Sendable {
         private let lock = NSLock()
         private var lines: [String] = []

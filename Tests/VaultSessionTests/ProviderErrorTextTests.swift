@@ -7,7 +7,7 @@ import VaultTesting
 
 /// A provider that echoes what it was sent must not get a token, a client secret or a key into our
 /// error text (and from there into the daemon's log), however it encodes it.
-@Suite(.timeLimit(.minutes(5))) struct ProviderErrorTextTests {
+@Suite(.timeLimit(.minutes(20))) struct ProviderErrorTextTests {
     static let token = "R1-refresh/token+with=odd~chars"
     static let clientSecret = "sorted-app-secret"
     static let text = ProviderErrorText(sent: [secure(token), secure(clientSecret)])

@@ -5,7 +5,7 @@ import VaultCrypto
 @testable import VaultSession
 
 /// Provider kinds are stored sealed with the login; records from before kinds read as oauth2.
-@Suite(.timeLimit(.minutes(5))) struct ProviderKindSealingTests {
+@Suite(.timeLimit(.minutes(20))) struct ProviderKindSealingTests {
     static let signedIn = Date(timeIntervalSince1970: 1_800_000_000)
 
     func login(_ provider: OAuthProvider) -> LoginSession {

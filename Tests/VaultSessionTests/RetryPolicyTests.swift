@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import VaultSession
 
-@Suite(.timeLimit(.minutes(5))) struct RetryPolicyTests {
+@Suite(.timeLimit(.minutes(20))) struct RetryPolicyTests {
     @Test func delaysStayBetweenHalfTheCeilingAndTheCeiling() {
         let policy = RetryPolicy(base: 2, cap: 300)
         for failures in 1...40 {

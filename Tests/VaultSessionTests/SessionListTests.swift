@@ -5,7 +5,7 @@ import VaultCore
 import VaultTesting
 
 /// `list` shows the stored logins — names, user id, state, expiries — of one service or all.
-@Suite(.timeLimit(.minutes(5))) struct SessionListTests {
+@Suite(.timeLimit(.minutes(20))) struct SessionListTests {
     @Test func listShowsEveryLoginSortedAndOnlyLogins() async throws {
         let h = try SessionHarness()
         try await h.signIn(refresh: nil, expiresIn: 30)

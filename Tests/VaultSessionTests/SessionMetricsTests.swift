@@ -6,7 +6,7 @@ import VaultCore
 import VaultTesting
 
 /// What a session manager reports through swift-metrics, read back with swift-metrics' own TestMetrics.
-@Suite(.timeLimit(.minutes(5))) struct SessionMetricsTests {
+@Suite(.timeLimit(.minutes(20))) struct SessionMetricsTests {
     @Test func refreshesAreCountedByOutcome() async throws {
         let metrics = TestMetrics(), clock = ManualClock()
         let transport = ScriptedOAuthTransport([.tokens(access: "A2", refresh: "R2"), .unreachable])

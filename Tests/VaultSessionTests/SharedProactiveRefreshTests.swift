@@ -8,7 +8,7 @@ import VaultTesting
 /// Proactive refresh through the store's due times: whichever manager wrote a login, any manager
 /// sharing the store refreshes it when it is due, once, and a hold-back after a failure is every
 /// manager's.
-@Suite(.timeLimit(.minutes(5))) struct SharedProactiveRefreshTests {
+@Suite(.timeLimit(.minutes(20))) struct SharedProactiveRefreshTests {
     @Test func aLoginSavedThroughOneManagerIsRefreshedAheadOfTimeByAnotherThatNeverReadIt() async throws {
         let fleet = FleetSimulation()
         let provider = CountingProvider()

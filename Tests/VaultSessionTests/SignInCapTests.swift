@@ -6,7 +6,7 @@ import VaultTesting
 
 /// How many sign-ins may be under way (issue 34, point 9): per program of a user, so that one
 /// program cannot block the user's other sign-ins, and the user can end them.
-@Suite(.timeLimit(.minutes(5))) struct SignInCapTests {
+@Suite(.timeLimit(.minutes(20))) struct SignInCapTests {
     static let owner = SignInTests.owner
     static let app = "/usr/lib/a/app"
     static let cli = "/usr/bin/sortedvault"

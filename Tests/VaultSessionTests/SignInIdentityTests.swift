@@ -7,7 +7,7 @@ import VaultTesting
 
 /// Who a sign-in stores: an account that holds a user's login takes no other user's, and a name the
 /// provider chose must be one a terminal shows as itself (issue 34, points 2 and 12).
-@Suite(.timeLimit(.minutes(5))) struct SignInIdentityTests {
+@Suite(.timeLimit(.minutes(20))) struct SignInIdentityTests {
     static let owner = SignInTests.owner
 
     /// A new harness, and a sign-in for `account` completed as `subject` on it.

@@ -7,7 +7,7 @@ import VaultTesting
 
 /// Sign-ins the manager runs (authorization code + PKCE), with a scripted token endpoint and the
 /// scripted OpenID verifier of ``OpenIDSessionTests`` (which demands `|nonce=<the sign-in's nonce>`).
-@Suite(.timeLimit(.minutes(5))) struct SignInTests {
+@Suite(.timeLimit(.minutes(20))) struct SignInTests {
     typealias Verifier = OpenIDSessionTests.ScriptedVerifier
     static let redirect = URL(string: "http://127.0.0.1:40000/cb")!
     static let owner: UInt32 = 1000
@@ -183,7 +183,7 @@ extension SessionHarness {
 }
 
 /// GoTrue's PKCE flow (`--kind supabase --provider github`) against a scripted GoTrue.
-@Suite(.timeLimit(.minutes(5))) struct GoTrueSignInTests {
+@Suite(.timeLimit(.minutes(20))) struct GoTrueSignInTests {
     @Test func theURLIsGoTruesAuthorizeWithTheStateInRedirectToAndTheCodeIsExchangedWithTheVerifier() async throws {
         let h = try SessionHarness([.tokens(access: "A1", refresh: "R1")])
         let settings = ProviderSettings(kind: .supabase, url: URL(string: "https://abc.supabase.test")!, apiKey: secure("anon-key"),

@@ -8,7 +8,7 @@ import VaultTesting
 /// The store (a fleet's database) goes away while the provider answers a refresh. The answer may
 /// carry a rotated refresh token, and the old one is then dead at a strict provider: the answer
 /// must be written once the store is back, not dropped.
-@Suite(.timeLimit(.minutes(1))) struct StoreOutageRefreshTests {
+@Suite(.timeLimit(.minutes(20))) struct StoreOutageRefreshTests {
     func world() throws -> (FleetSimulation, Outage, ScriptedOAuthTransport, SessionManager) {
         let fleet = FleetSimulation()
         let outage = Outage(inner: fleet.store)

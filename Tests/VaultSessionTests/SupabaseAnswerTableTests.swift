@@ -6,7 +6,7 @@ import VaultCrypto
 import VaultTesting
 
 /// Every row of the Supabase outcome tables (docs/providers.md), through the manager.
-@Suite(.timeLimit(.minutes(5))) struct SupabaseAnswerTableTests {
+@Suite(.timeLimit(.minutes(20))) struct SupabaseAnswerTableTests {
     static let anonKey = "eyJhbGciOiJIUzI1NiJ9.anon-key.sig"
 
     static func provider() throws -> OAuthProvider {

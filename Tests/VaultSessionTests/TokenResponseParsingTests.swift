@@ -4,7 +4,7 @@ import VaultCore
 import VaultCrypto
 @testable import VaultSession
 
-@Suite(.timeLimit(.minutes(5))) struct TokenResponseParsingTests {
+@Suite(.timeLimit(.minutes(20))) struct TokenResponseParsingTests {
     func parse(_ json: String) throws -> TokenResponse {
         try TokenResponse(json: Array(json.utf8))
     }

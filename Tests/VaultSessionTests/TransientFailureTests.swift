@@ -6,7 +6,7 @@ import VaultTesting
 
 /// A provider that is down or overloaded deletes nothing and holds the background work back; a
 /// client asking is held back only by a one-second floor.
-@Suite(.timeLimit(.minutes(5))) struct TransientFailureTests {
+@Suite(.timeLimit(.minutes(20))) struct TransientFailureTests {
     @Test func aFailedRefreshIsOfflineAndKeepsTheLogin() async throws {
         let h = try SessionHarness([.answer(status: 503, body: "")])
         try await h.signIn()

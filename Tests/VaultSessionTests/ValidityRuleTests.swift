@@ -6,7 +6,7 @@ import VaultTesting
 
 /// "Still valid for min_valid" is one rule (``LoginSession/isValid(at:forAtLeast:)``): the login has
 /// not ended and its access token lives at least `minValid` longer. AutoLogin and Status agree on it.
-@Suite(.timeLimit(.minutes(5))) struct ValidityRuleTests {
+@Suite(.timeLimit(.minutes(20))) struct ValidityRuleTests {
     static let start = Date(timeIntervalSince1970: 1_800_000_000)
 
     static func login(expiresIn: TimeInterval = 3600, refresh: String? = "R1", maximumLifetime: TimeInterval? = nil) throws -> LoginSession {

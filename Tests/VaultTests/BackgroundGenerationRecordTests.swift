@@ -11,7 +11,7 @@ import VaultTesting
 
 /// The daemon's generation record is written after the store is acknowledged, off the caller's
 /// thread, and coalesced; it still catches an older copy of the file once written.
-@Suite(.timeLimit(.minutes(5))) struct BackgroundGenerationRecordTests {
+@Suite(.timeLimit(.minutes(20))) struct BackgroundGenerationRecordTests {
     /// A real `GenerationFile` whose writes wait at a gate the test opens, as a slow disk would.
     final class GatedRecord: GenerationRecord {
         let file: GenerationFile

@@ -9,7 +9,7 @@ import VaultTesting
 /// Reads racing writes of the same vault are never taken for a rollback: a read takes the state and
 /// then the row, and a write may land in between (seen as `IntegrityFailure`s when 50 AutoLogins met
 /// one refresh of a login).
-@Suite(.timeLimit(.minutes(5))) struct ConcurrentReadTests {
+@Suite(.timeLimit(.minutes(20))) struct ConcurrentReadTests {
     @Test func readsRacingWritesOfTheSameItemNeverReportARollback() async throws {
         let test = try await TestVault()
         let vault = test.vault

@@ -6,7 +6,7 @@ import VaultSQLite
 import VaultTesting
 
 /// The one conformance suite, run against every backend in this package.
-@Suite(.timeLimit(.minutes(5))) struct ConformanceTests {
+@Suite(.timeLimit(.minutes(20))) struct ConformanceTests {
     @Test("in-memory store conforms", arguments: TokenStoreConformance.cases)
     func inMemoryStoreConforms(_ check: TokenStoreConformance.Case) async throws {
         let clock = ManualClock()

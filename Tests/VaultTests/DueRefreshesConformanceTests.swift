@@ -3,7 +3,7 @@ import VaultCore
 import VaultTesting
 
 /// The due-refresh guarantees of the in-process lease table, by the same suite the fleet store runs.
-@Suite(.timeLimit(.minutes(5))) struct DueRefreshesConformanceTests {
+@Suite(.timeLimit(.minutes(20))) struct DueRefreshesConformanceTests {
     @Test("in-process leases keep the due-refresh guarantees", arguments: DueRefreshesConformance.cases)
     func localDueRefreshesConform(_ check: DueRefreshesConformance.Case) async throws {
         let clock = ManualClock()

@@ -9,7 +9,7 @@ import VaultTesting
 
 /// Group commit on real SQLite files: stores arriving together share one transaction, each is
 /// acknowledged only once durable, and a failed transaction fails every store in it.
-@Suite(.timeLimit(.minutes(5))) struct GroupCommitTests {
+@Suite(.timeLimit(.minutes(20))) struct GroupCommitTests {
     static func generation(_ test: TestVault) throws -> Int64 {
         try test.tamper { try Int64.fetchOne($0, sql: "SELECT generation FROM vault_state") ?? -1 }
     }

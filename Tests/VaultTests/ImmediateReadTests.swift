@@ -11,7 +11,7 @@ import VaultTesting
 /// The immediate reads (`retrieveNow`, `listNow`): they answer what the async reads would, and
 /// leave to the async reads (return nil) everything that needs a write or a re-verification, so a
 /// rollback is still reported, on real SQLite files.
-@Suite(.timeLimit(.minutes(5))) struct ImmediateReadTests {
+@Suite(.timeLimit(.minutes(20))) struct ImmediateReadTests {
     @Test func retrieveNowAnswersWhatRetrieveAnswers() async throws {
         let test = try await TestVault()
         try await test.vault.store(secure("token"), service: "s", account: "a", options: try StoreOptions(label: "L"))

@@ -6,7 +6,7 @@ import VaultCore
 import VaultCrypto
 
 /// Tampering with stored records: every change makes exactly the touched item fail to open.
-@Suite(.timeLimit(.minutes(5))) struct IntegrityTests {
+@Suite(.timeLimit(.minutes(20))) struct IntegrityTests {
     @Test func flippingAnyByteOfAStoredRecordFailsThatItemOnly() async throws {
         let test = try await TestVault()
         try await test.vault.store(secure("k"), service: "target", account: "a")

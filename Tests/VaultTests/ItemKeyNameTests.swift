@@ -6,7 +6,7 @@ import VaultTesting
 
 /// One rule for names (NFC, refused otherwise) and one identity (the exact UTF-8 bytes), so that no
 /// two different byte strings can ever be one item, one login, one lock or one refresh flight.
-@Suite(.timeLimit(.minutes(5))) struct ItemKeyNameTests {
+@Suite(.timeLimit(.minutes(20))) struct ItemKeyNameTests {
     /// Canonically equivalent pairs: (the NFC spelling, another spelling of the same text).
     static let equivalentPairs: [(nfc: String, other: String, what: String)] = [
         ("com.Kiosk", "com.\u{212A}iosk", "K and KELVIN SIGN"),

@@ -5,7 +5,7 @@ import VaultCrypto
 
 /// Argon2id holds its whole memory cost while it runs, so derivations take turns in the process,
 /// whatever the pool they run on can do at once.
-@Suite(.timeLimit(.minutes(5))) struct KeyDerivationTests {
+@Suite(.timeLimit(.minutes(20))) struct KeyDerivationTests {
     @Test func derivationsHandedOverTogetherRunOneAtATimeOnAPoolWithThreadsToSpare() async throws {
         let threadPool = NIOThreadPool(numberOfThreads: 4)
         threadPool.start()

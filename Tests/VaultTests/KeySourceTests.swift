@@ -7,7 +7,7 @@ import VaultCore
 import VaultCrypto
 import VaultSQLite
 
-@Suite(.timeLimit(.minutes(5))) struct PassphraseTests {
+@Suite(.timeLimit(.minutes(20))) struct PassphraseTests {
     @Test func wrongPassphraseIsAClearErrorAndLeavesTheFileUnchanged() async throws {
         let test = try await TestVault()
         try await test.vault.store(secure("secret"), service: "s", account: "a")
@@ -104,7 +104,7 @@ import VaultSQLite
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct KeyFileTests {
+@Suite(.timeLimit(.minutes(20))) struct KeyFileTests {
     @Test func keyFileVaultUnlocksAfterReopen() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -5,7 +5,7 @@ import VaultTesting
 
 /// The one async lock: one holder per key, waiters in arrival order, other keys never held up, and a
 /// cancelled waiter leaves without taking the key or holding up the waiters behind it.
-@Suite(.timeLimit(.minutes(5))) struct KeyedLockTests {
+@Suite(.timeLimit(.minutes(20))) struct KeyedLockTests {
     /// What the holders saw, shared between tasks.
     final class Record<Value: Sendable>: Sendable {
         private let value: Mutex<[Value]> = Mutex([])

@@ -9,7 +9,7 @@ import VaultSQLite
 
 /// The `secret-service` key slot: a key the caller keeps in the desktop keyring, next to a recovery
 /// passphrase. No keyring here — the slot only wraps the master key under the bytes it is given.
-@Suite(.timeLimit(.minutes(5))) struct KeyringSlotTests {
+@Suite(.timeLimit(.minutes(20))) struct KeyringSlotTests {
     static let keyID = "00112233445566778899aabbccddeeff"
 
     @Test func eitherTheKeyringKeyOrTheRecoveryPassphraseUnlocks() async throws {

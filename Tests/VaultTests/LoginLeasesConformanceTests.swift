@@ -4,7 +4,7 @@ import VaultCrypto
 import VaultTesting
 
 /// The lease guarantees of the in-process lease table, by the same suite the fleet store runs.
-@Suite(.timeLimit(.minutes(5))) struct LoginLeasesConformanceTests {
+@Suite(.timeLimit(.minutes(20))) struct LoginLeasesConformanceTests {
     @Test("in-process leases keep the lease guarantees", arguments: LoginLeasesConformance.cases)
     func localLeasesConform(_ check: LoginLeasesConformance.Case) async throws {
         let clock = ManualClock()
@@ -14,7 +14,7 @@ import VaultTesting
 }
 
 /// `fleet status`'s "logins in doubt" of the in-process lease table.
-@Suite(.timeLimit(.minutes(5))) struct LocalLoginsInDoubtTests {
+@Suite(.timeLimit(.minutes(20))) struct LocalLoginsInDoubtTests {
     @Test func aLostAnswerOrALeaseThatRanOutUnresolvedIsInDoubtARefreshUnderWayIsNot() async throws {
         let clock = ManualClock()
         let leases = LocalLoginLeases(wrapping: InMemoryTokenStore(clock: clock), clock: clock)

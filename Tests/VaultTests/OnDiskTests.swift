@@ -8,7 +8,7 @@ import VaultSQLite
 
 /// What an attacker with a copy of the data files sees: nothing but ciphertext, and after a delete,
 /// not even that.
-@Suite(.timeLimit(.minutes(5))) struct OnDiskTests {
+@Suite(.timeLimit(.minutes(20))) struct OnDiskTests {
     struct Marker {
         let service: String
         let account: String

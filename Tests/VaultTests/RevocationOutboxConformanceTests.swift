@@ -5,7 +5,7 @@ import VaultCrypto
 import VaultTesting
 
 /// The outbox guarantees of the in-process outbox, by the same suite the fleet store runs.
-@Suite(.timeLimit(.minutes(5))) struct RevocationOutboxConformanceTests {
+@Suite(.timeLimit(.minutes(20))) struct RevocationOutboxConformanceTests {
     @Test("the in-process outbox keeps the outbox guarantees", arguments: RevocationOutboxConformance.cases)
     func localOutboxConforms(_ check: RevocationOutboxConformance.Case) async throws {
         let clock = ManualClock()

@@ -10,7 +10,7 @@ import VaultTesting
 
 /// Putting back an older copy of a row, of the state, or of the whole file: refused with
 /// an `.integrityFailure` that names the rollback and the recovery, on real SQLite files.
-@Suite(.timeLimit(.minutes(5))) struct RollbackTests {
+@Suite(.timeLimit(.minutes(20))) struct RollbackTests {
     /// Every column of every item row, the state row and its entries, as an attacker would copy them with sqlite3.
     static func snapshot(_ test: TestVault) throws -> (items: [Row], state: Row?, entries: [Row]) {
         try test.tamper { db in

@@ -6,7 +6,7 @@ import VaultCrypto
 
 /// Sealed metadata is read with BoundedJSON's parser, not `JSONDecoder`: every record written by
 /// `encoded()` (JSONEncoder) must read back exactly, and anything else must be damage.
-@Suite(.timeLimit(.minutes(5))) struct SealedMetadataTests {
+@Suite(.timeLimit(.minutes(20))) struct SealedMetadataTests {
     static let items: [ItemMetadata] = [
         ItemMetadata(key: try! ItemKey(service: "com.example.api", account: "ada@example.com"), label: nil, attributes: [:],
                      createdAt: Date(timeIntervalSince1970: 1_800_000_000), modifiedAt: Date(timeIntervalSince1970: 1_800_000_000.123456),

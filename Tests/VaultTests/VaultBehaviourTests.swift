@@ -7,7 +7,7 @@ import VaultCrypto
 import VaultSQLite
 import VaultTesting
 
-@Suite(.timeLimit(.minutes(5))) struct LockingTests {
+@Suite(.timeLimit(.minutes(20))) struct LockingTests {
     @Test func whileLockedEveryItemOperationFailsWithLocked() async throws {
         let test = try await TestVault()
         try await test.vault.store(secure("present"), service: "s", account: "here")
@@ -33,7 +33,7 @@ import VaultTesting
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct ExpiryTests {
+@Suite(.timeLimit(.minutes(20))) struct ExpiryTests {
     @Test func expiredItemDisappearsWhenTheInjectedClockPassesItsExpiry() async throws {
         let test = try await TestVault()
         let expiry = test.clock.now.addingTimeInterval(3600)
@@ -69,7 +69,7 @@ import VaultTesting
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct ValidationTests {
+@Suite(.timeLimit(.minutes(20))) struct ValidationTests {
     @Test(arguments: ["", "line\nbreak", "nul\0byte", "tab\there", "esc\u{1B}[31m", String(repeating: "x", count: Limits.maximumNameBytes + 1)])
     func badNamesAreRefused(name: String) async throws {
         let store = InMemoryTokenStore(clock: ManualClock())
@@ -111,7 +111,7 @@ import VaultTesting
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct FixtureTests {
+@Suite(.timeLimit(.minutes(20))) struct FixtureTests {
     struct Expected: Decodable {
         struct Item: Decodable {
             let service: String

@@ -7,7 +7,7 @@ import VaultTesting
 
 /// The access log's line budget: a flood is counted exactly and summarised, and no
 /// peer, nor many peers together, writes faster than the budget allows.
-@Suite(.timeLimit(.minutes(10))) struct AccessLogBudgetTests {
+@Suite(.timeLimit(.minutes(20))) struct AccessLogBudgetTests {
     final class Files {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sv-budget-\(UUID().uuidString.prefix(8))").path
         var path: String { directory + "/access.log" }

@@ -7,7 +7,7 @@ import VaultTesting
 
 /// The access log's line is written on every call, so it is formatted without `Date.formatted` and
 /// `debugDescription` on the request path; these tests hold it to the text those gave.
-@Suite(.timeLimit(.minutes(10))) struct AccessLogLineTests {
+@Suite(.timeLimit(.minutes(20))) struct AccessLogLineTests {
     @Test(arguments: [
         "com.example.api", "/usr/bin/curl", "", "a b", "quote\"d", "back\\slash", "tab\there", "new\nline",
         "nul\u{0}", "del\u{7F}", "caf\u{E9}", "\u{212A}elvin", "emoji \u{1F511}",

@@ -7,7 +7,7 @@ import VaultTesting
 
 /// One writer puts the access log's lines on disk, in order, off the caller's thread; a line it
 /// cannot write is counted, never dropped silently.
-@Suite(.timeLimit(.minutes(10))) struct AccessLogWriterTests {
+@Suite(.timeLimit(.minutes(20))) struct AccessLogWriterTests {
     static let peer = PeerCredentials(uid: 1000, gid: 1000, pid: 42, executable: "/usr/bin/curl")
 
     static func directory() -> String {

@@ -7,7 +7,7 @@ import VaultPolicy
 
 /// The daemon reads the peer's executable again only for a decision that a rule with
 /// `executables` could make; the read is counted through the injected reader.
-@Suite(.timeLimit(.minutes(10))) struct ExecutableRecheckTests {
+@Suite(.timeLimit(.minutes(20))) struct ExecutableRecheckTests {
     final class Reader: Sendable {
         let reads = Atomic<Int>(0)
         let unchanged: Bool

@@ -4,7 +4,7 @@ import Testing
 
 /// The daemon's test clock file fails closed: a bad file refuses the start, and a file that goes
 /// bad later leaves the time where it was, never a crash and never the real time.
-@Suite(.timeLimit(.minutes(10))) struct FileClockTests {
+@Suite(.timeLimit(.minutes(20))) struct FileClockTests {
     static func file(_ text: String?) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("sv-clock-\(UUID().uuidString.prefix(8))").path
         if let text { try text.write(toFile: path, atomically: true, encoding: .utf8) }

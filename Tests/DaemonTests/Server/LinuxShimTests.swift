@@ -12,7 +12,7 @@ import Glibc
 /// every loaded object's program headers and dynamic section, the heap trim runs, and the dumpable
 /// flag reads back. (Making the process non-dumpable is left to the daemon's own tests:
 /// `ProcessHygieneTests` checks it on the daemon process; here it would change the test process.)
-@Suite(.timeLimit(.minutes(5))) struct LinuxShimTests {
+@Suite(.timeLimit(.minutes(20))) struct LinuxShimTests {
     @Test func codePagesAreReleasedInWholePagesAndTheCodeStillRuns() {
         let page = sysconf(Int32(_SC_PAGESIZE))
         let released = MemoryTrim.releaseCodePages()

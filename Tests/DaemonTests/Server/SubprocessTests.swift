@@ -10,7 +10,7 @@ import Glibc
 /// daemon, a provider) that inherited another test's socket kept it open after its owner closed it:
 /// the peer never saw the close, and unrelated Varlink tests timed out when they ran beside the
 /// Secret Service suite (`swift test --filter "VarlinkTests|Interop"` failed every time).
-@Suite(.timeLimit(.minutes(10))) struct SubprocessTests {
+@Suite(.timeLimit(.minutes(20))) struct SubprocessTests {
     @Test func aChildInheritsNoDescriptorButItsStandardStreams() throws {
         // As NIO's accepted sockets are: open without close-on-exec.
         let leaked = open("/dev/null", O_RDONLY)

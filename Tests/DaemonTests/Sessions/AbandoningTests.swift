@@ -6,7 +6,7 @@ import VaultTesting
 
 /// The daemon's races: an operation that may hang (a keyring call) against cancellation, or against
 /// a deadline on the injected clock. Driven by a manual clock, never by real time.
-@Suite(.timeLimit(.minutes(10))) struct AbandoningTests {
+@Suite(.timeLimit(.minutes(20))) struct AbandoningTests {
     struct TimedOut: Error {}
 
     /// An operation that ignores cancellation and hangs until the test lets it go.

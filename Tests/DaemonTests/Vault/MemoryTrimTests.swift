@@ -9,7 +9,7 @@ import VaultTesting
 /// The idle trim's rule, on an injected clock that moves only when the test moves it: one trim once
 /// 2 s have passed since the last request (not at 1.9 s), none while the daemon stays idle, and none
 /// while requests keep coming.
-@Suite(.timeLimit(.minutes(10))) struct MemoryTrimTests {
+@Suite(.timeLimit(.minutes(20))) struct MemoryTrimTests {
     final class Counter: Sendable {
         private let count = Atomic(0)
         func add() { count.add(1, ordering: .relaxed) }

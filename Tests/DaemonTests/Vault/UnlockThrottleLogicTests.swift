@@ -5,7 +5,7 @@ import VaultTesting
 
 /// The throttle's rules on a manual clock: one attempt in flight per peer, waits that double per
 /// peer, and peers that never wait for each other.
-@Suite(.timeLimit(.minutes(10))) struct UnlockThrottleLogicTests {
+@Suite(.timeLimit(.minutes(20))) struct UnlockThrottleLogicTests {
     private let owner = UnlockThrottle.Peer(uid: 1000, pid: 1)
     private let flooder = UnlockThrottle.Peer(uid: 1000, pid: 2)
 
