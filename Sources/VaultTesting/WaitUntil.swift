@@ -2,13 +2,13 @@
 /// `condition` every millisecond of real time and throws ``WaitTimedOut`` after `limit`.
 ///
 /// ```swift
-/// try await waitUntil(limit: .seconds(60), "the refresh to start") { provider.requests == 1 }
+/// try await waitUntil("the refresh to start") { provider.requests == 1 }
 /// ```
 ///
 /// The limit is a hang guard, not a measure: choose one that only a wait that will never end reaches,
 /// even on a loaded machine. Prefer waiting on the event itself (a stream, a continuation) where the
 /// code under test can signal it.
-public func waitUntil(limit: Duration = .seconds(120), _ what: @autoclosure () -> String,
+public func waitUntil(limit: Duration = .seconds(600), _ what: @autoclosure () -> String,
                       _ condition: () throws -> Bool) async throws {
     let giveUp = ContinuousClock.now + limit
     while try !condition() {
@@ -28,7 +28,7 @@ public struct WaitTimedOut: Error, CustomStringConvertible {
 /// then is cancelled and abandoned: it finishes on its own and its late result is dropped, so an
 /// operation that ignores cancellation fails the test by name instead of hanging it (a task group
 /// would wait for it).
-public func withHangGuard<T: Sendable>(limit: Duration = .seconds(60), _ what: @autoclosure () -> String = "the operation",
+public func withHangGuard<T: Sendable>(limit: Duration = .seconds(600), _ what: @autoclosure () -> String = "the operation",
                                        _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
     let (outcomes, deliver) = AsyncStream.makeStream(of: Result<T, any Error>?.self, bufferingPolicy: .bufferingOldest(1))
     let work = Task {

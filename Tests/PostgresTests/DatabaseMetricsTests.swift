@@ -14,7 +14,7 @@ extension PostgresSuite {
             let metrics = TestMetrics()
             try await database.withClient { client in
                 let store = try await PostgresTokenStore.open(client: client, masterKey: masterKey(), clock: ManualClock(),
-                                                              callDeadline: .seconds(30), metrics: metrics)
+                                                              callDeadline: .seconds(300), metrics: metrics)
                 let item = try ItemKey(service: "s", account: "a")
                 try await store.store(SecureBytes(copying: [1]), for: item, options: StoreOptions())
                 _ = try await store.retrieve(item)

@@ -77,7 +77,7 @@ final class FleetDaemons: @unchecked Sendable {
     }
 
     func start(_ index: Int) throws {
-        try hosts[index].startDaemon(extraArguments: ["--unsafe-clock-file", clockFile], timeout: 60)
+        try hosts[index].startDaemon(extraArguments: ["--unsafe-clock-file", clockFile], timeout: 600)
     }
 
     func items(_ index: Int) -> VaultClient {

@@ -69,7 +69,7 @@ extension PostgresSuite {
             try await Task.sleep(for: .milliseconds(500))
             running.clear()
             var outcomes: [String] = []
-            for client in clients { outcomes += try await hangGuard(seconds: 120) { await client.value } }
+            for client in clients { outcomes += try await hangGuard(seconds: 600) { await client.value } }
 
             let counted = Dictionary(grouping: outcomes, by: { $0 }).mapValues(\.count)
             let unexpected = outcomes.filter { !["valid", "refreshed", "offline", "error storageFailure", "error unavailable"].contains($0) }

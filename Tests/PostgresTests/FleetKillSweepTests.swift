@@ -78,10 +78,10 @@ extension PostgresSuite {
                 let held = try await Self.expireLiveLeases(fleet.database) > 0
                 landed["provider \(sent ? "had" : "lacked") the request, lease \(held ? "held" : "released"), ", default: 0] += 1
 
-                var result = try await hangGuard(seconds: 120) { try await fleet.sessions(1).autoLogin(key) }
+                var result = try await hangGuard(seconds: 600) { try await fleet.sessions(1).autoLogin(key) }
                 for _ in 0..<10 where result.outcome == "offline" {
                     fleet.clock.advance(by: 2)  // past the clients' retry floor
-                    result = try await hangGuard(seconds: 120) { try await fleet.sessions(1).autoLogin(key) }
+                    result = try await hangGuard(seconds: 600) { try await fleet.sessions(1).autoLogin(key) }
                 }
                 switch result {
                 case .refreshed, .valid: endings[result.outcome, default: 0] += 1

@@ -34,7 +34,7 @@ extension PostgresSuite {
             try await provider.delay(seconds: 0)
 
             // The dead daemon's lease runs out on the database's clock (30 s); B waits for it, then retries once.
-            let result = try await hangGuard(seconds: 120) { try await fleet.sessions(1).autoLogin(key) }
+            let result = try await hangGuard(seconds: 600) { try await fleet.sessions(1).autoLogin(key) }
             switch (kind, result) {
             case (.graceful, .refreshed): break
             case (.strict, .reauthRequired(let reason)): #expect(reason == .rotationInDoubt, "\(result)")

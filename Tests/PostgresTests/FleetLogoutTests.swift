@@ -34,7 +34,7 @@ extension PostgresSuite {
             let logout = try await hangGuard { try await fleet.sessions(0).logout(key) }
             #expect(logout.wasLoggedIn && logout.revoked, "\(logout)")
             try await provider.delay(seconds: 0)
-            let late = try await hangGuard(seconds: 120) { try await refreshing.value }
+            let late = try await hangGuard(seconds: 600) { try await refreshing.value }
             #expect(Self.signedOut(late), "B answered \(late) for a login logged out while it refreshed")
             if case .offline(_, let reason) = late { print("B offline: \(reason)\n" + fleet.hosts[1].daemonOutput().suffix(3000)) }
 
@@ -80,7 +80,7 @@ extension PostgresSuite {
             // B and C look for due entries every 30 s of their clock; the entry is due a hold-back
             // (seconds, on the database's clock) after A's failed attempt.
             let issued = try await provider.issuedTokens()
-            try await hangGuard(seconds: 120) {
+            try await hangGuard(seconds: 600) {
                 while try await Self.queuedRevocations(fleet) > 0 {
                     fleet.clock.advance(by: 31)
                     try await Task.sleep(for: .milliseconds(250))

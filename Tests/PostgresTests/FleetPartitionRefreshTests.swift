@@ -54,7 +54,7 @@ extension PostgresSuite {
                     try? await Task.sleep(for: .milliseconds(200))
                 }
             }
-            let answered = try await hangGuard(seconds: 120) { try await refreshing.value }
+            let answered = try await hangGuard(seconds: 600) { try await refreshing.value }
             ticker.cancel()
             _ = await ticker.result
             guard case .offline = answered else {
@@ -64,7 +64,7 @@ extension PostgresSuite {
 
             // A's lease is still live on the database's clock (30 s); end it as its running out would.
             #expect(try await FleetKillSweepTests.expireLiveLeases(fleet.database) == 1, "A's claim left no live lease")
-            let takeover = try await hangGuard(seconds: 120) { try await b.autoLogin(key) }
+            let takeover = try await hangGuard(seconds: 600) { try await b.autoLogin(key) }
             switch takeover {
             case .refreshed: break
             case .reauthRequired(let reason): #expect(reason == .rotationInDoubt, "\(takeover)")
@@ -74,7 +74,7 @@ extension PostgresSuite {
 
             // The link comes back: A writes what it kept, under its old lease, and is fenced.
             try link.restore()
-            let revoked = try await hangGuard(seconds: 120) { () -> [String: Int] in
+            let revoked = try await hangGuard(seconds: 600) { () -> [String: Int] in
                 while true {
                     fleet.clock.advance(by: 2)
                     let revoked = try await provider.revokedTokens()
@@ -91,7 +91,7 @@ extension PostgresSuite {
             for token in answerTokens { #expect(after[token] == 1, "A's token was revoked \(after[token] ?? 0) times") }
             #expect(try await provider.refreshRequests() == 2, "a third refresh request")
             for (name, sessions) in [("A", a), ("B", b)] {
-                let result = try await hangGuard(seconds: 120) { try await sessions.autoLogin(key) }
+                let result = try await hangGuard(seconds: 600) { try await sessions.autoLogin(key) }
                 switch (takeover, result) {
                 case (.refreshed(let taken), .valid(let grant)):
                     #expect(grant.accessToken == taken.accessToken, "\(name) does not answer B's tokens")

@@ -60,14 +60,14 @@ extension PostgresSuite {
                     try await Task.sleep(for: .seconds(2))   // 2 s real, many deadlines on the stores' clock
                     try link.restore()
 
-                    try await hangGuard(seconds: 120) {
+                    try await hangGuard(seconds: 600) {
                         while b.changeHintConnections < 2 { try await Task.sleep(for: .milliseconds(50)) }
                     }
                     ticker.cancel()
-                    let before = try await hangGuard(seconds: 120) { try await Self.eventually { try await b.retrieve(item) } }
+                    let before = try await hangGuard(seconds: 600) { try await Self.eventually { try await b.retrieve(item) } }
                     #expect(before.secret == SecureBytes(copying: [1]))
                     let hints = try #require(await b.changes(of: item))
-                    try await hangGuard(seconds: 120) {
+                    try await hangGuard(seconds: 600) {
                         try await Self.eventually { try await a.store(SecureBytes(copying: [2]), for: item, options: .none) }
                     }
                     #expect(try await hangGuard { await hints.first { _ in true } } != nil, "no hint after the link came back")

@@ -30,7 +30,7 @@ extension PostgresSuite {
             fleet.clock.advance(by: 3600)
             try await provider.delay(seconds: factor * Double(Self.deadline))
 
-            let answers = try await hangGuard(seconds: 120) {
+            let answers = try await hangGuard(seconds: 600) {
                 try await withThrowingTaskGroup(of: AutoLoginResult.self) { group in
                     for client in 0..<6 { group.addTask { try await fleet.sessions(client % 3).autoLogin(key) } }
                     return try await group.reduce(into: []) { $0.append($1) }
@@ -50,7 +50,7 @@ extension PostgresSuite {
                 // graceful provider's handed-back answer to the retry came in time.
                 for attempt in 0..<12 {
                     fleet.clock.advance(by: 2)   // past the clients' retry floor
-                    let result = try await hangGuard(seconds: 120) { try await fleet.sessions(attempt % 3).autoLogin(key) }
+                    let result = try await hangGuard(seconds: 600) { try await fleet.sessions(attempt % 3).autoLogin(key) }
                     retried = result
                     switch result {
                     case .reauthRequired, .refreshed, .valid: break

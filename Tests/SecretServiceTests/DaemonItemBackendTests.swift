@@ -71,7 +71,7 @@ extension SecretServiceSuite {
                                              stdin: null, stdout: out.fileDescriptor, stderr: out.fileDescriptor)
             // The daemon logs its decision before it asks the keyring: from then on the call is stuck.
             var status: Int32 = 0
-            let reached = DaemonHarness.eventually(within: 60) {
+            let reached = DaemonHarness.eventually(within: 600) {
                 ((try? String(contentsOfFile: cli.accessLogPath, encoding: .utf8)) ?? "").contains("operation=\"retrieve\"")
                     || stuck.hasExited(status: &status)
             }

@@ -15,9 +15,10 @@ extension CLIHarness {
         }
     }
 
-    /// Polls `condition` every 10 ms for at most `timeout` of real time: for waiting on another
-    /// process to react, never for letting time pass.
-    public static func eventually(within timeout: TimeInterval = 10, _ condition: () throws -> Bool) rethrows -> Bool {
+    /// Polls `condition` every 10 ms for at most `timeout` of real time (a hang guard; a busy
+    /// machine has kept a process from reacting for over a minute): for waiting on another process to
+    /// react, never for letting time pass.
+    public static func eventually(within timeout: TimeInterval = 600, _ condition: () throws -> Bool) rethrows -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         repeat {
             if try condition() { return true }

@@ -126,7 +126,7 @@ public final class CLIHarness: @unchecked Sendable {
     /// `prefix` runs it through another command that execs it (e.g. `prlimit --memlock=0`).
     /// Starts `sortedvault daemon EXTRA…` and waits until `socketPath` (this world's socket unless
     /// told, for a daemon given `--socket`) answers.
-    public func startDaemon(extraArguments: [String] = [], prefix: [String] = [], timeout: TimeInterval = 20, socketPath: String? = nil) throws {
+    public func startDaemon(extraArguments: [String] = [], prefix: [String] = [], timeout: TimeInterval = 600, socketPath: String? = nil) throws {
         let log = open(daemonLogPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
         defer { close(log); close(null) }

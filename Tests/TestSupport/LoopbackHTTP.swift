@@ -39,9 +39,10 @@ public enum LoopbackHTTP {
         return exchange(fd, request)
     }
 
-    /// Sends `request` on the connected `fd` and reads until the peer closes (or 60 s pass without a byte).
+    /// Sends `request` on the connected `fd` and reads until the peer closes (or ten minutes pass without a byte: a hang guard, as a
+    /// busy machine has kept a loopback answer from coming for over a minute).
     private static func exchange(_ fd: Int32, _ request: String) -> (status: String, response: String) {
-        var timeout = timeval(tv_sec: 60, tv_usec: 0)
+        var timeout = timeval(tv_sec: 600, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let request = Array(request.utf8)
         _ = request.withUnsafeBytes { Glibc.send(fd, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }

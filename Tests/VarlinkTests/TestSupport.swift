@@ -150,7 +150,7 @@ final class LiveServer: @unchecked Sendable {
     }
 
     /// Polls (bounded) until `condition` holds.
-    func eventually(within: Duration = .seconds(60), _ condition: () -> Bool) async -> Bool {
+    func eventually(within: Duration = .seconds(600), _ condition: () -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + within
         while ContinuousClock.now < deadline {
             if condition() { return true }

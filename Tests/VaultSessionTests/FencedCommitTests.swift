@@ -25,7 +25,7 @@ import VaultTesting
 
         // a's answer comes while b's lease is live: the store still holds R1, but the write is fenced.
         await gateA.open()
-        let revocationsSent = try await finishes(within: 60) { await providerA.transport.waitForRequests(3) }
+        let revocationsSent = try await finishes(within: 600) { await providerA.transport.waitForRequests(3) }
         #expect(revocationsSent != nil && providerA.revoked == ["R2", "A2"], "the late answer's tokens were not revoked")
         #expect(text(try await fleet.storedLogin()?.refreshToken) == "R1", "the late answer was stored")
 

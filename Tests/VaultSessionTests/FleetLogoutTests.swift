@@ -23,7 +23,7 @@ import VaultTesting
         try await fleet.sleepers(1)
         #expect(other.transport.requestCount == 0)
 
-        let logout = try await finishes(within: 60) { try await b.logout(FleetSimulation.key) }
+        let logout = try await finishes(within: 600) { try await b.logout(FleetSimulation.key) }
         #expect(logout == LogoutResult(wasLoggedIn: true, revoked: true, revocationQueued: false))
         #expect(try await waiting.value.reauthReason == .noSession)
         #expect(other.refreshTokensSent.isEmpty)

@@ -54,10 +54,11 @@ extension FleetSimulation {
     }
 
     /// Returns once `count` managers sleep on the fleet's sleeper (waiting for another's refresh);
-    /// records an issue if they do not within a minute.
+    /// records an issue if they do not within ten minutes (a hang guard: a busy machine has starved
+    /// a task for over a minute).
     func sleepers(_ count: Int) async throws {
         let sleeper = self.sleeper
-        let asleep = try await finishes(within: 60) {
+        let asleep = try await finishes(within: 600) {
             while sleeper.sleeping < count { try await Task.sleep(for: .milliseconds(1)) }
         }
         if asleep == nil { Issue.record("\(count) manager(s) were expected to wait for another's refresh") }

@@ -29,12 +29,12 @@ import VaultTesting
         let refresh = Task { try await sessions.autoLogin(key) }
         await h.transport.waitForRequests(1)
 
-        let logout = try await finishes(within: 60) { try await sessions.logout(key) }
+        let logout = try await finishes(within: 600) { try await sessions.logout(key) }
         #expect(logout == LogoutResult(wasLoggedIn: true, revoked: true, revocationQueued: false),
                 "the logout waited for the refresh on the wire")
         #expect(try await h.storedLogin() == nil)
         // A caller now is told at once, not made to wait for the old refresh.
-        let after = try await finishes(within: 60) { try await sessions.autoLogin(key) }
+        let after = try await finishes(within: 600) { try await sessions.autoLogin(key) }
         #expect(after?.reauthReason == .noSession)
 
         await gate.open()
@@ -59,7 +59,7 @@ import VaultTesting
         let refresh = Task { try await sessions.autoLogin(key) }
         await h.transport.waitForRequests(1)
 
-        let saved = try await finishes(within: 60) { try await h.signIn(access: "B1", refresh: "RB") }
+        let saved = try await finishes(within: 600) { try await h.signIn(access: "B1", refresh: "RB") }
         #expect(saved != nil, "the new sign-in waited for the refresh on the wire")
         await gate.open()
         let result = try await refresh.value
@@ -82,7 +82,7 @@ import VaultTesting
         let sessions = h.sessions, key = h.key
         let refresh = Task { try await sessions.autoLogin(key) }
         await h.transport.waitForRequests(1)
-        _ = try await finishes(within: 60) { try await sessions.logout(key) }
+        _ = try await finishes(within: 600) { try await sessions.logout(key) }
         await gate.open()
         #expect(try await refresh.value.reauthReason == .noSession)
         #expect(await h.sessions.nextWakeUp() == nil, "a retry was scheduled for a login that is gone")

@@ -21,7 +21,7 @@ import VaultTesting
         // Only a name read back from storage can be spelled so (the API refuses it): it must still
         // be a different login.
         let kelvin = try ItemKey(storedService: "com.\u{212A}iosk", account: "ada")
-        let attacker = try await finishes(within: 60) { () async -> String in
+        let attacker = try await finishes(within: 600) { () async -> String in
             do {
                 let result = try await sessions.autoLogin(kelvin)
                 guard case .reauthRequired(let reason) = result else { return result.grant == nil ? result.outcome : "a token" }

@@ -44,7 +44,7 @@ import VaultTesting
         await providerB.transport.waitForRequests(1)
         // a's answer comes while b's lease is live: the store still holds R1, but the write is fenced.
         await gateA.open()
-        _ = try await finishes(within: 60) { await providerA.transport.waitForRequests(3) }
+        _ = try await finishes(within: 600) { await providerA.transport.waitForRequests(3) }
         await gateB.open()
         #expect(try await taker.value.outcome == "refreshed")
         _ = try await lateHolder.value

@@ -162,8 +162,8 @@ actor Gate {
 
 /// `body`'s result, or nil when it has not finished within `seconds` of real time. A watchdog for
 /// code that must not block: it returns as soon as `body` does, so a regression fails the test
-/// instead of hanging the run (a blocked `body` is left behind). Give it a minute or more: a busy
-/// machine can starve a task for seconds, and nobody waits for the watchdog when the code is right.
+/// instead of hanging the run (a blocked `body` is left behind). Give it ten minutes: a busy
+/// machine has starved a task for over a minute, and nobody waits for the watchdog when the code is right.
 func finishes<T: Sendable>(within seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
     do {
         return try await withHangGuard(limit: .milliseconds(Int64(seconds * 1000)), "the watched call", body)

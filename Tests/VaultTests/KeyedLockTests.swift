@@ -29,7 +29,7 @@ import VaultTesting
 
     /// Returns once `count` callers wait for `key`: the event a test orders its waiters by.
     static func waitUntilQueued(_ count: Int, _ locks: KeyedLock<String>, _ key: String) async throws {
-        try await waitUntil(limit: .seconds(60), "\(count) waiters queued for \(key)") { locks.waitingCount(for: key) == count }
+        try await waitUntil("\(count) waiters queued for \(key)") { locks.waitingCount(for: key) == count }
     }
 
     @Test func waitersTakeTheKeyInArrivalOrderAndOtherKeysAreFree() async throws {

@@ -50,7 +50,7 @@ extension DaemonSuite {
                 process = try Subprocess.spawn(prefix + ["/usr/bin/python3", "-c", script, socket, received],
                                                environment: ProcessInfo.processInfo.environment, stdin: null, stdout: null, stderr: null)
                 let socketPath = socket
-                guard CLIHarness.eventually(within: 30, { access(socketPath, F_OK) == 0 }) else {
+                guard CLIHarness.eventually(within: 600, { access(socketPath, F_OK) == 0 }) else {
                     throw HarnessError("the planted server did not bind \(socket)")
                 }
             }

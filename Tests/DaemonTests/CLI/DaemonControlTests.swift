@@ -60,7 +60,7 @@ extension DaemonSuite {
             // SIGHUP does what reload does.
             try shipped.write(toFile: access, atomically: false, encoding: .utf8)
             kill(daemonPID, SIGHUP)
-            #expect(CLIHarness.eventually(within: 30) { (try? cli.run(["status"]).text.contains("policy reload failed")) == false })
+            #expect(CLIHarness.eventually(within: 600) { (try? cli.run(["status"]).text.contains("policy reload failed")) == false })
             #expect(try cli.run(["delete", "svc", "ada"]).status == 0)
 
             let stopped = try cli.run(["stop"])

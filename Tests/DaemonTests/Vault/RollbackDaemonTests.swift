@@ -71,7 +71,7 @@ extension DaemonSuite {
                                                stdin: input[0], stdout: output, stderr: output)
             close(input[0])
             close(output)
-            #expect(CLIHarness.eventually(within: 30) {
+            #expect(CLIHarness.eventually(within: 600) {
                 ((try? String(contentsOfFile: cli.root + "/waiting.log", encoding: .utf8)) ?? "").contains("Type \"accept\"")
             })
             #expect(throws: HarnessError.self) { try cli.startDaemon() }
