@@ -47,7 +47,7 @@ public final class ManualSleepClock: Clock, Sendable {
     /// Returns once at least `count` sleeps wait for their deadline: the event a test needs before it
     /// moves the clock. Throws ``WaitTimedOut`` after `limit` of real time, naming what it waited for,
     /// so a sleep that never starts fails the test instead of hanging it.
-    public func waitUntilSleeping(_ count: Int = 1, limit: Duration = .seconds(120),
+    public func waitUntilSleeping(_ count: Int = 1, limit: Duration = .seconds(600),
                                   _ what: @autoclosure () -> String = "a sleep on the manual clock") async throws {
         try await waitUntil(limit: limit, what()) { self.sleeping >= count }
     }

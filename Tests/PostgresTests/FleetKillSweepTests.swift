@@ -110,6 +110,15 @@ extension PostgresSuite {
         }
 
         /// Ends every lease still live on the database's clock (the dead holder's); returns how many.
+        /// Ends every lease still held (live, or run out but not given back): how many rows hold one.
+        static func endLeases(_ database: FleetDatabase) async throws -> Int {
+            let rows = try await database.sql("""
+                UPDATE sortedvault_items SET lease_expires_at = LEAST(lease_expires_at, now())
+                WHERE lease_generation <> 0 RETURNING 1
+                """)
+            return rows.count
+        }
+
         static func expireLiveLeases(_ database: FleetDatabase) async throws -> Int {
             let rows = try await database.sql("""
                 UPDATE sortedvault_items SET lease_expires_at = now()

@@ -25,12 +25,12 @@ extension PostgresSuite {
                             holding.yield()
                             // Until the start waits for the lock; a start that never takes it fails
                             // here, by name, instead of leaving this loop to run for ever.
-                            let giveUp = ContinuousClock.now + .seconds(120)
+                            let giveUp = ContinuousClock.now + .seconds(600)
                             while try await connection.query(
                                 "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted", logger: logger).collect()
                                 .first?.decode(Int64.self) == 0 {
                                 guard ContinuousClock.now < giveUp else {
-                                    Issue.record("no start waited for the migration lock within 120 s")
+                                    Issue.record("no start waited for the migration lock within 600 s")
                                     return
                                 }
                                 try await Task.sleep(for: .milliseconds(20))

@@ -50,7 +50,7 @@ final class KeyringSession: @unchecked Sendable {
         var line = Data()
         var byte: UInt8 = 0
         var descriptor = pollfd(fd: output[0], events: Int16(POLLIN), revents: 0)
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = Date().addingTimeInterval(600)
         while Date() < deadline, poll(&descriptor, 1, 200) >= 0 {
             if descriptor.revents == 0 { continue }
             guard read(output[0], &byte, 1) == 1 else { break }

@@ -93,7 +93,12 @@ public final class BackgroundCommand: @unchecked Sendable {
     }
 
     /// The bytes of `/proc/PID/NAME` (cmdline, environ) while the command runs.
-    public func proc(_ name: String) -> Data {
-        FileManager.default.contents(atPath: "/proc/\(process.pid)/\(name)") ?? Data()
+    /// `/proc/PID/name` of the running command; throws when it cannot be read or is empty (the
+    /// command ended, or the file is not there), so a check of what it holds never passes on nothing.
+    public func proc(_ name: String) throws -> Data {
+        guard let data = FileManager.default.contents(atPath: "/proc/\(process.pid)/\(name)"), !data.isEmpty else {
+            throw HarnessError("cannot read /proc/\(process.pid)/\(name): the command ended, or the file is empty")
+        }
+        return data
     }
 }

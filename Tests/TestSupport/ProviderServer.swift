@@ -79,7 +79,7 @@ open class ProviderServer: @unchecked Sendable {
                     "--port", "\(port)", "--quiet"] + extraArguments
         let child = try Subprocess.spawn(argv, environment: ProcessInfo.processInfo.environment, stdin: null, stdout: log, stderr: log)
         process = child
-        let deadline = Date().addingTimeInterval(30)
+        let deadline = Date().addingTimeInterval(600)
         var status: Int32 = 0
         while Date() < deadline {
             if let number = Int(stateFile("port") ?? "") {

@@ -45,9 +45,9 @@ public final class TmuxTerminal {
         String(decoding: try run(["capture-pane", "-p", "-J"]), as: UTF8.self)
     }
 
-    /// The screen once `condition` holds (a 60 s hang guard, never waited for when it works).
+    /// The screen once `condition` holds (a 600 s hang guard, never waited for when it works).
     public func waitForScreen(_ condition: (String) -> Bool) throws -> String {
-        let guardUntil = Date().addingTimeInterval(60)
+        let guardUntil = Date().addingTimeInterval(600)
         while true {
             let text = try screen()
             if condition(text) { return text }
@@ -62,9 +62,9 @@ public final class TmuxTerminal {
         try run(["send-keys", "Enter"])
     }
 
-    /// The command's exit status, once it ended (a 60 s hang guard).
+    /// The command's exit status, once it ended (a 600 s hang guard).
     public func exitStatus() throws -> Int32 {
-        let guardUntil = Date().addingTimeInterval(60)
+        let guardUntil = Date().addingTimeInterval(600)
         while !FileManager.default.fileExists(atPath: exitFile) {
             guard Date() < guardUntil else { throw HarnessError("the command in the terminal did not end:\n\(try screen())") }
             usleep(100_000)

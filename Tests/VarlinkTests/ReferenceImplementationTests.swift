@@ -43,13 +43,13 @@ import Varlink
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + .seconds(600)
             while !FileManager.default.fileExists(atPath: socketPath), process.isRunning, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(10))
             }
             guard FileManager.default.fileExists(atPath: socketPath) else {
                 stop()
-                throw SetupError("varlink-certification-server did not create \(socketPath) within 10 s")
+                throw SetupError("varlink-certification-server did not create \(socketPath) within 600 s")
             }
         }
 

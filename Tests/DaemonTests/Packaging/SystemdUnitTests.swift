@@ -86,7 +86,7 @@ extension DaemonSuite {
                 environment: cli.environment, stdin: null, stdout: log, stderr: log)
             defer { launcher.signal(SIGTERM); launcher.wait() }
             var info = stat()
-            let deadline = Date().addingTimeInterval(10)
+            let deadline = Date().addingTimeInterval(600)
             while stat(path, &info) != 0 && Date() < deadline { usleep(10_000) }
             // systemd chmods the socket to SocketMode after binding; systemd-socket-activate has no such option.
             #expect(chmod(path, socketMode) == 0)

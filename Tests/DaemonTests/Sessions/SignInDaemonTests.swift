@@ -29,7 +29,18 @@ extension DaemonSuite {
 
             // Listening on 127.0.0.1 only, never on every interface.
             #expect(SignInWorld.listeners(on: port) == ["0100007F"])
-            let cmdline = login.proc("cmdline"), environ = login.proc("environ")
+            // What another uid can read of the waiting CLI: its command line and environment hold
+            // none of the sign-in's secrets that exist by now (the state, the nonce, the PKCE
+            // challenge, the receiver's path). They are fixed when the CLI starts, so the code and
+            // the tokens, which come later, are checked where they could go: output and logs, below.
+            let cmdline = try login.proc("cmdline"), environ = try login.proc("environ")
+            #expect(cmdline.range(of: Data("login".utf8)) != nil, "the CLI's own command line was not read")
+            let urlSecrets = [("state", state), ("nonce", SignInWorld.parameter("nonce", of: url) ?? "-"),
+                              ("code_challenge", SignInWorld.parameter("code_challenge", of: url) ?? "-"), ("path", redirect.path)]
+            for (name, secret) in urlSecrets {
+                #expect(cmdline.range(of: Data(secret.utf8)) == nil && environ.range(of: Data(secret.utf8)) == nil,
+                        "the sign-in's \(name) is on the CLI's command line or in its environment")
+            }
 
             // Forged callbacks: another path, a wrong state. The wait goes on; nothing reaches the provider.
             let wrongPath = try LoopbackHTTP.get(port: port, "/callback?code=forged&state=\(state)")
@@ -58,7 +69,7 @@ extension DaemonSuite {
             let code = try #require(URLComponents(string: page.finalURL)?.queryItems?.first { $0.name == "code" }?.value)
             let token = try world.cli.run(["session", "autologin", world.service, world.provider.userSubject]).text
             #expect(token.count > 10)
-            let places: [(String, Data)] = [("cmdline", cmdline), ("environ", environ), ("stderr", Data(login.standardError.utf8)),
+            let places: [(String, Data)] = [("stderr", Data(login.standardError.utf8)),
                                             ("stdout", Data(login.standardOutput.utf8)), ("daemon log", try world.cli.daemonLog()),
                                             ("access log", FileManager.default.contents(atPath: world.cli.accessLogPath) ?? Data())]
             for (name, bytes) in places {

@@ -49,7 +49,7 @@ extension DaemonSuite {
             let login = try world.login(["--flow", "browser"], environment: world.environment(["BROWSER": browser]))
             let url = try world.printedURL(login)
             let secrets = try Self.secrets(of: url)
-            let hangGuard = ContinuousClock.now + .seconds(120)
+            let hangGuard = ContinuousClock.now + .seconds(600)
             while !FileManager.default.fileExists(atPath: record) && ContinuousClock.now < hangGuard { try await Task.sleep(for: .milliseconds(20)) }
             let argument = try String(contentsOfFile: record, encoding: .utf8)
             let cmdlines = try String(contentsOfFile: record + ".cmdlines", encoding: .utf8)
