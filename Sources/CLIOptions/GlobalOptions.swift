@@ -53,7 +53,7 @@ public struct GlobalOptions: ParsableArguments {
 
     /// A login client for the daemon, started on demand unless `--no-autostart`.
     /// `timeout` bounds each call's wait for its reply (a device sign-in's completion waits long).
-    public func sessionClient(timeout: Duration = .seconds(30)) throws -> SessionClient {
+    public func sessionClient(timeout: Duration = SessionClient.defaultTimeout) throws -> SessionClient {
         SessionClient(socketPath: try socketWithDaemon(), timeout: timeout)
     }
 

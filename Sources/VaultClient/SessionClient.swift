@@ -26,9 +26,13 @@ import CLICore
 public final class SessionClient: LoginService {
     let client: VaultClient
 
+    /// How long a call waits for the daemon unless told: longer than the daemon takes to answer
+    /// (``SessionDeadlines``).
+    public static let defaultTimeout = SessionDeadlines.clientWait
+
     /// Calls run on `threadPool` (NIO's shared one unless given), as ``VaultClient``'s do; a
     /// ``watch(service:account:)`` uses it only to connect.
-    public init(socketPath: String, timeout: Duration = .seconds(30), threadPool: NIOThreadPool = .singleton) {
+    public init(socketPath: String, timeout: Duration = SessionClient.defaultTimeout, threadPool: NIOThreadPool = .singleton) {
         client = VaultClient(socketPath: socketPath, timeout: timeout, threadPool: threadPool)
     }
 

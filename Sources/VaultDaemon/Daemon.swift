@@ -24,6 +24,9 @@ public struct DaemonConfiguration: Sendable {
     /// What the daemon's timers (auto-lock, the session work loop, the socket check) sleep on; tests
     /// pass a ``FileSleepClock``, so they move the timers with the clock file and never wait.
     public var sleeper: any Clock<Duration>
+    /// What bounds the daemon's answer to a session call (``AnswerDeadline``): real time, as the
+    /// client's wait it must come before is; never the clock file.
+    public var answerClock: any Clock<Duration> = ContinuousClock()
     /// How often the daemon checks that its socket path still leads to it (see ``SocketWatch``).
     public var socketCheckInterval: Duration
     /// The access log file's cap; it is rotated once (to `access.log.1`) past it.

@@ -158,7 +158,8 @@ struct DaemonParts: Sendable {
             keyring: SecretServiceKeySource(threadPool: threadPool), clock: configuration.clock,
             sleeper: configuration.sleeper, logger: logger, onUnlock: workLoop.vaultUnlocked)
         let sessionService = SessionService(sessions: sessions, access: access, activity: activity,
-                                            clock: configuration.clock, logger: logger)
+                                            clock: configuration.clock, answerDeadline: AnswerDeadline(clock: configuration.answerClock),
+                                            logger: logger)
         let server = VarlinkServer(
             info: VarlinkServiceInfo(vendor: "sortedvault", product: "sortedvault", version: SortedVaultVersion.current,
                                      url: "https://github.com/sortedvault/sortedvault"),

@@ -19,13 +19,16 @@ final class SessionService: VarlinkInterface {
     private let access: AccessControl
     private let activity: ActivityClock
     private let clock: any VaultClock
+    private let answerDeadline: AnswerDeadline
     private let logger: Logger
 
-    init(sessions: SessionManager, access: AccessControl, activity: ActivityClock, clock: any VaultClock, logger: Logger) {
+    init(sessions: SessionManager, access: AccessControl, activity: ActivityClock, clock: any VaultClock,
+         answerDeadline: AnswerDeadline, logger: Logger) {
         self.sessions = sessions
         self.access = access
         self.activity = activity
         self.clock = clock
+        self.answerDeadline = answerDeadline
         self.logger = logger
     }
 
@@ -34,7 +37,8 @@ final class SessionService: VarlinkInterface {
 
     /// One body per method. AutoLogin of a login whose access token is still valid answers now
     /// (``SessionManager/autoLoginNow(_:)``); everything else, and an AutoLogin that must refresh,
-    /// is a task.
+    /// is a task, answered within ``AnswerDeadline`` (`offline` "ask again" past it, while the
+    /// refresh goes on), so the client, which waits longer, always hears from the daemon.
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkAnswer {
         let peer = context.peer
         return try .daemon(call, interface: name, encode: { SessionWireError.encode($0, key: $1) }) {
@@ -46,10 +50,10 @@ final class SessionService: VarlinkInterface {
             case .autoLogin:
                 let key = try authorized(.init(from: parameters), peer, "session.autologin")
                 if let result = sessions.autoLoginNow(key) { return .reply(.typed(SessionInterface.LoginOutcome(result))) }
-                return .task { .typed(SessionInterface.LoginOutcome(try await self.sessions.autoLogin(key))) }
+                return .task { .typed(SessionInterface.LoginOutcome(try await self.answerDeadline.bounded { try await self.sessions.autoLogin(key) })) }
             case .refresh:
                 let key = try authorized(.init(from: parameters), peer, "session.refresh")
-                return .task { .typed(SessionInterface.LoginOutcome(try await self.sessions.refresh(key))) }
+                return .task { .typed(SessionInterface.LoginOutcome(try await self.answerDeadline.bounded { try await self.sessions.refresh(key) })) }
             case .logout:
                 let key = try authorized(.init(from: parameters), peer, "session.logout")
                 return .task {

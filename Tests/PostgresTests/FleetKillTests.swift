@@ -45,5 +45,39 @@ extension PostgresSuite {
             #expect(try await provider.refreshRequests() <= 2, "more than one extra provider call")
             #expect(try await provider.refreshRequests() == 2, "the one retry was not made")
         }
+
+        /// The CLI hears the other daemon's answer however long the dead daemon's lease kept it
+        /// waiting (issue 34, point 13b). Its caller starts as the holder dies, waits out the lease
+        /// (30 s on the database's clock), and the retry's answer comes 10 s after that: past the
+        /// 30 s the CLI used to wait, when it gave up with "did not answer in time" (exit 4) while the
+        /// daemon worked on. The client now waits longer than the daemon ever takes to answer.
+        @Test func theCLIWaitsOutADeadDaemonsLeaseAndHearsTheAnswer() async throws {
+            let fleet = try FleetDaemons(count: 2, database: try FleetDatabase.fresh())
+            defer { fleet.stopAll() }
+            let provider = try FleetProvider.graceful.start()
+            let key = FleetDaemonTests.key
+            _ = try await FleetDaemonTests.signIn(fleet.sessions(0), provider)
+            fleet.clock.advance(by: 3600)
+
+            try await provider.delay(seconds: 120)
+            let holder = Task { try? await fleet.sessions(0).autoLogin(key) }
+            try await hangGuard {
+                while try await provider.refreshResponses(200) < 1 { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            fleet.hosts[0].killDaemon()
+            _ = await holder.value
+            try await provider.delay(seconds: 10)  // the retry's answer, held within the 15 s provider deadline
+
+            let host = fleet.hosts[1]
+            let started = ContinuousClock.now
+            let result = try await withCheckedThrowingContinuation { continuation in
+                Thread { continuation.resume(with: Result { try host.run(["session", "autologin", key.service, key.account]) }) }.start()
+            }
+            let took = ContinuousClock.now - started
+            print("fleet lease wait through the CLI: answered after \(took), exit \(result.status)")
+            #expect(result.status == 0, "exit \(result.status) after \(took): \(result.stderr)")
+            #expect(!result.stderr.contains("did not answer in time"), "\(result.stderr)")
+            #expect(try await provider.refreshesPerToken().values.sorted() == [2], "the one refresh token, sent twice")
+        }
     }
 }
