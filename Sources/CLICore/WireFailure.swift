@@ -47,10 +47,11 @@ public struct WireFailure: Error, Equatable {
 
 extension WireConnection {
     /// The connection to the daemon at `path`, or nil when none answers there; throws (exit 3) when
-    /// something answers that is not this user's daemon.
+    /// something answers that is not this user's daemon. Each call waits as long as a session call
+    /// may take (``SessionDeadlines/clientWait``), so AutoLogin hears the daemon's own answer.
     public static func toDaemon(at path: String) throws(WireFailure) -> WireConnection? {
         do {
-            return try WireConnection(path: path)
+            return try WireConnection(path: path, timeoutSeconds: Int(SessionDeadlines.clientWait.components.seconds))
         } catch .untrusted(let reason) {
             throw WireFailure(.permissionDenied, SocketTrust.refusal(path: path, reason: reason))
         } catch {
