@@ -56,7 +56,8 @@ public struct DaemonConfiguration: Sendable {
 /// `ServiceGroup` (swift-service-lifecycle): the keyring unlock, the session work loop, auto-lock,
 /// the socket watch and the socket server. SIGTERM and SIGINT, or the socket watch finding the
 /// socket gone, shut the group down gracefully, server first; then the socket is removed, the keys
-/// zeroed and the database closed, and `run` returns.
+/// zeroed and the database closed, and `run` returns. Whatever still runs 20 s after the shutdown
+/// began (a call that ignores cancellation), the process exits (``ShutdownBackstop``).
 public enum Daemon {
     /// Runs until SIGTERM or SIGINT, or until its socket path no longer leads to it, then shuts down cleanly.
     public static func run(_ configuration: DaemonConfiguration, logger: Logger) async throws {
@@ -71,8 +72,11 @@ public enum Daemon {
                 services.insert(ServiceGroupConfiguration.ServiceConfiguration(
                     service: watch, successTerminationBehavior: .gracefullyShutdownGroup), at: services.count - 1)
             }
+            // Last, so the first to hear of a shutdown: whatever still runs after its limit, the process exits.
+            services.append(ServiceGroupConfiguration.ServiceConfiguration(
+                service: ShutdownBackstop(limit: ShutdownBackstop.limit, logger: logger, abandon: { daemon.abandon() })))
             var group = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-            // A service that does not stop within this is cancelled (every wait in the daemon honours cancellation).
+            // A service that does not stop within this is cancelled; one that ignores cancellation meets the backstop.
             group.maximumGracefulShutdownDuration = .seconds(10)
             do {
                 try await ServiceGroup(configuration: group).run()
