@@ -4,7 +4,7 @@
 /// ```toml
 /// backend = "postgresql"
 /// [postgresql]
-/// socket_directory = "/run/postgresql"      # or host = "db.internal" (TLS unless a loopback address)
+/// socket_directory = "/run/postgresql"      # or host = "db.internal" (always over TLS)
 /// database = "sortedvault"
 /// user = "sortedvault"
 /// password_file = "/etc/sortedvault/db-password"
@@ -25,6 +25,8 @@ public struct FleetDatabaseSettings: Sendable, Equatable {
     public var user: String
     public var passwordFile: String?
     /// PEM certificate authorities for the server's certificate (`ca_file`); the system's when nil.
+    /// Needed for a loopback `host`. Refused at start-up unless owned by the daemon's user or root
+    /// and writable by no one else: whoever can write it chooses the server the daemon trusts.
     public var caFile: String?
     /// The fleet's master key: a sortedvault key file (32 bytes, mode 0600 or 0400, owned by the daemon's user).
     public var keyFile: String
@@ -70,10 +72,10 @@ public struct FleetDatabaseSettings: Sendable, Equatable {
         case let (host?, nil): endpoint = .tcp(host: host)
         case let (nil, directory?): endpoint = .unixSocket(directory: directory)
         case (.some, .some):
-            throw table.invalid("socket_directory", "[postgresql] has both host and socket_directory; keep one: socket_directory for PostgreSQL on this host, host for one reached over TCP (with TLS unless a loopback address)")
+            throw table.invalid("socket_directory", "[postgresql] has both host and socket_directory; keep one: socket_directory for PostgreSQL on this host, host for one reached over TCP (always with TLS)")
         case (nil, nil):
             throw PolicyError(.missingKey, file: table.file, line: table.table.line == 0 ? nil : table.table.line,
-                              "[postgresql] says neither where PostgreSQL listens; add socket_directory = \"/run/postgresql\" (this host) or host = \"db.internal\" (TCP, with TLS unless a loopback address)")
+                              "[postgresql] says neither where PostgreSQL listens; add socket_directory = \"/run/postgresql\" (this host) or host = \"db.internal\" (TCP, always with TLS)")
         }
         // `required` throws for a missing key, so these are never nil.
         let database = try text("database", example: "\"sortedvault\"", required: true)!

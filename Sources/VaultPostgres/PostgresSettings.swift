@@ -12,13 +12,16 @@ import VaultCore
 /// ```
 ///
 /// The password comes from a file only — never argv or the environment, where other processes can
-/// read it — and a file that others may read is refused. TLS is required for every host that is not
-/// a loopback address; there is no setting to turn it off.
+/// read it — and a file that others may read is refused. TLS, with the server's certificate and name
+/// verified, is required for every TCP host, loopback addresses included; there is no setting to
+/// turn it off. postgres-nio answers whatever authentication the server asks for, the cleartext
+/// password included, and has no option to refuse one: only a verified server may ask. A loopback
+/// address also needs `trustRootsFile`, since no public CA certifies one.
 public struct PostgresSettings: Sendable, Equatable {
     public enum Endpoint: Sendable, Equatable {
         /// The directory holding PostgreSQL's socket (`.s.PGSQL.<port>`).
         case unixSocket(directory: String)
-        /// A host name or address; TLS unless it is a loopback address.
+        /// A host name or address; always TLS.
         case tcp(host: String)
     }
 
@@ -28,7 +31,8 @@ public struct PostgresSettings: Sendable, Equatable {
     public var user: String
     /// A file holding the password (one line), owned by this user and readable by nobody else.
     public var passwordFile: String?
-    /// PEM file of the certificate authorities that sign the server's certificate; the system's when nil.
+    /// PEM file of the certificate authorities that sign the server's certificate; the system's when
+    /// nil. Checked as ``TrustRootsFile`` says: owned by the daemon's user or root, writable by no one else.
     public var trustRootsFile: String?
     /// The server cancels a statement that runs longer (`statement_timeout`).
     public var statementTimeout: Duration
@@ -67,8 +71,8 @@ public struct PostgresSettings: Sendable, Equatable {
         case let .unixSocket(directory):
             configuration = .init(unixSocketPath: "\(directory)/.s.PGSQL.\(port)", username: user, password: password, database: database)
         case let .tcp(host):
-            configuration = .init(host: host, port: port, username: user, password: password, database: database, tls: .disable)
-            if let tls = remoteTLS(host) { configuration.tls = .require(tls) }
+            configuration = .init(host: host, port: port, username: user, password: password, database: database,
+                                  tls: .require(try verifiedTLS(host)))
         }
         configuration.options.maximumConnections = Self.maximumConnections
         configuration.options.connectTimeout = callDeadline
@@ -85,8 +89,8 @@ public struct PostgresSettings: Sendable, Equatable {
         case let .unixSocket(directory):
             configuration = .init(unixSocketPath: "\(directory)/.s.PGSQL.\(port)", username: user, password: password, database: database)
         case let .tcp(host):
-            let tls = try remoteTLS(host).map { PostgresConnection.Configuration.TLS.require(try NIOSSLContext(configuration: $0)) }
-            configuration = .init(host: host, port: port, username: user, password: password, database: database, tls: tls ?? .disable)
+            let tls = PostgresConnection.Configuration.TLS.require(try NIOSSLContext(configuration: try verifiedTLS(host)))
+            configuration = .init(host: host, port: port, username: user, password: password, database: database, tls: tls)
         }
         configuration.options.connectTimeout = .nanoseconds(Int64(Self.milliseconds(callDeadline))! * 1_000_000)
         configuration.options.additionalStartupParameters = startupParameters(applicationName: "sortedvault-listen")
@@ -101,11 +105,17 @@ public struct PostgresSettings: Sendable, Equatable {
         return try passwordFile.map(PasswordFile.read)
     }
 
-    /// TLS (certificate and host name verified) for every host that is not a literal loopback address.
-    private func remoteTLS(_ host: String) -> TLSConfiguration? {
-        guard !Self.isLoopback(host) else { return nil }
+    /// TLS, certificate and host name verified, for every TCP host. Without it a process that binds
+    /// the port (a loopback one too, while PostgreSQL restarts) could ask for the password in clear
+    /// (`AuthenticationCleartextPassword`) or as an MD5 hash of its choosing, and postgres-nio would send it.
+    private func verifiedTLS(_ host: String) throws -> TLSConfiguration {
         var tls = TLSConfiguration.makeClientConfiguration()
-        if let trustRootsFile { tls.trustRoots = .file(trustRootsFile) }
+        if let trustRootsFile {
+            tls.trustRoots = .certificates(try TrustRootsFile.read(trustRootsFile))
+        } else if Self.isLoopback(host) {
+            throw VaultError.invalidArgument(
+                "the database host \(host) is a loopback address reached over TCP, which needs TLS with the CA that signed the server's certificate ([postgresql] ca_file; no public CA certifies a loopback address); for PostgreSQL on this host use socket_directory instead")
+        }
         return tls
     }
 
@@ -119,6 +129,7 @@ public struct PostgresSettings: Sendable, Equatable {
     }
 
     /// Only literal loopback addresses: a name such as `localhost` is resolved elsewhere and may not be.
+    /// Such a host needs `trustRootsFile` (no public CA certifies one); every TCP host gets TLS.
     static func isLoopback(_ host: String) -> Bool {
         var v4 = in_addr()
         if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
