@@ -5,8 +5,16 @@ import CoreMetrics
 /// transaction) and `result` (`ok`, `error`: the database refused, failed or missed the deadline).
 /// Measured on the store's deadline clock, so a call cut off by the deadline counts as long as
 /// the deadline.
+///
+/// And `sortedvault_integrity_failures_total{table}`: rows of `sortedvault_items`, `sortedvault_outbox`
+/// or `sortedvault_keys` that failed their integrity check when read — damaged or changed by hand
+/// (docs/fleet.md). Alert on any increase.
 struct DatabaseMetrics: Sendable {
     let factory: any MetricsFactory
+
+    func integrityFailure(_ table: String) {
+        Counter(label: "sortedvault_integrity_failures_total", dimensions: [("table", table)], factory: factory).increment()
+    }
 
     func timed<T, C: Clock>(_ kind: String, on clock: C, _ call: () async throws -> T) async throws -> T where C.Duration == Duration {
         let start = clock.now

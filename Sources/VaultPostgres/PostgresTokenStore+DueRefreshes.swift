@@ -48,7 +48,11 @@ extension PostgresTokenStore: DueRefreshes {
                 claimed.append(DueRefresh(lease: lease, answersLost: Int(lost)))
             } catch {
                 // No daemon can refresh a row that does not open: it is due never, and its lease is given back.
-                logger.error("a login's row does not open; it is not refreshed ahead of time", metadata: ["error": "\(error)"])
+                if let error = error as? VaultError, error.code == .integrityFailure {
+                    integrity.failed("sortedvault_items", row: ChangeHints.hex(identity.lookup), "the login it holds is not refreshed ahead of time")
+                } else {
+                    logger.error("a login's row does not open; it is not refreshed ahead of time", metadata: ["error": "\(error)"])
+                }
                 _ = try await connection { connection, logger in
                     try await connection.query("""
                         UPDATE sortedvault_items SET refresh_due_at = NULL, lease_generation = 0, lease_owner = NULL, lease_expires_at = NULL

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PostgresNIO
 import VaultCore
@@ -85,18 +86,15 @@ extension PostgresTokenStore {
         let oldKeys = try await openKeysBelow(keyID)
         return try await transaction { connection, logger -> Int in
             let rows = try await connection.query("""
-                SELECT id, lookup, key_id, sealed_payload FROM sortedvault_outbox
+                SELECT id, lookup, key_id, sealed_payload, discard_after FROM sortedvault_outbox
                 WHERE key_id < \(keyID) ORDER BY id LIMIT \(batchSize) FOR UPDATE SKIP LOCKED
                 """, logger: logger).collect()
             for row in rows {
-                let (id, lookupBuffer, oldKeyID, sealed) = try row.decode((Int64, ByteBuffer, Int32, ByteBuffer).self)
+                let (id, lookupBuffer, oldKeyID, sealed, discardAfter) = try row.decode((Int64, ByteBuffer, Int32, ByteBuffer, Date?).self)
                 let lookup = Array(lookupBuffer.readableBytesView)
                 guard let oldKey = oldKeys[oldKeyID] else { throw VaultErrorText.unknownKey(oldKeyID) }
-                let old = RowSeal.Identity(lookup: lookup, generation: id, keyID: oldKeyID)
-                let new = RowSeal.Identity(lookup: lookup, generation: id, keyID: keyID)
-                let payload: SecureBytes
-                do { payload = try RowSeal.open(sealed, .revocation, old, key: oldKey) } catch { throw VaultErrorText.outboxEntryDoesNotOpen }
-                let resealed = try RowSeal.seal(payload, .revocation, new, key: newKey)
+                let payload = try RowSeal.openEntry(sealed, id: id, lookup: lookup, keyID: oldKeyID, discardAfter: discardAfter, key: oldKey)
+                let resealed = try RowSeal.sealEntry(payload, id: id, lookup: lookup, keyID: keyID, discardAfter: discardAfter, key: newKey)
                 try await connection.query(
                     "UPDATE sortedvault_outbox SET key_id = \(keyID), sealed_payload = \(resealed) WHERE id = \(id)", logger: logger)
             }
@@ -105,8 +103,10 @@ extension PostgresTokenStore {
     }
 
     /// Retires the active data keys below `keyID` when no row uses them; nil while some row still does.
+    /// Each retirement is sealed into the key's wrap (``FleetKeyRing/retire(_:_:logger:)``).
     private func retireKeys(below keyID: Int32) async throws -> [Int32]? {
-        try await transaction { connection, logger -> [Int32]? in
+        let keys = keys
+        return try await transaction { connection, logger -> [Int32]? in
             let locked = try await connection.query("""
                 SELECT key_id FROM sortedvault_keys WHERE purpose = 'data' AND state = 'active' AND key_id < \(keyID) FOR UPDATE
                 """, logger: logger).collect().map { try $0.decode(Int32.self) }
@@ -115,9 +115,7 @@ extension PostgresTokenStore {
                      + (SELECT count(*) FROM sortedvault_outbox WHERE key_id < \(keyID))
                 """, logger: logger).collect()
             guard try remaining.first?.decode(Int64.self) == 0 else { return nil }
-            try await connection.query("""
-                UPDATE sortedvault_keys SET state = 'retired' WHERE purpose = 'data' AND state = 'active' AND key_id < \(keyID)
-                """, logger: logger)
+            for id in locked { try await keys.retire(id, connection, logger: logger) }
             return locked.sorted()
         }
     }

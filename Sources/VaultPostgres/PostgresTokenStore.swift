@@ -16,7 +16,8 @@ import VaultCrypto
 /// ```
 ///
 /// Rows are sealed here, above the database: it sees a keyed hash of each item's names, the clear
-/// expiry (so it can purge), and ciphertext bound to the row ([RowSeal]). Every call runs under a
+/// expiry (so it can purge), and ciphertext bound to the row ([RowSeal]). A row that fails its
+/// integrity check is logged and counted ([IntegrityReport]); `list` leaves it out. Every call runs under a
 /// deadline on `deadlineClock` and fails with `.unavailable` when the database does not answer in
 /// time. The caller runs `client.run()` for as long as the store is used.
 public final class PostgresTokenStore: TokenStore {
@@ -27,6 +28,7 @@ public final class PostgresTokenStore: TokenStore {
     let logger: Logger
     let hints = ChangeHints()
     let metrics: DatabaseMetrics
+    let integrity: IntegrityReport
 
     private init(client: PostgresClient, keys: FleetKeyRing, clock: any VaultClock, deadline: DatabaseDeadline, logger: Logger,
                  metrics: DatabaseMetrics) {
@@ -36,6 +38,7 @@ public final class PostgresTokenStore: TokenStore {
         self.deadline = deadline
         self.logger = logger
         self.metrics = metrics
+        self.integrity = IntegrityReport(logger: logger, metrics: metrics)
     }
 
     /// Brings the schema up to date, creates the fleet's keys if none exist (both under the migration
@@ -48,14 +51,16 @@ public final class PostgresTokenStore: TokenStore {
         // postgres-nio logs statements at debug level; they carry ciphertext and keyed hashes only,
         // but a log is no place for either.
         logger.logLevel = max(logger.logLevel, .info)
+        let databaseMetrics = DatabaseMetrics(factory: metrics)
         let store = PostgresTokenStore(
-            client: client, keys: try FleetKeyRing(master: masterKey), clock: clock,
-            deadline: DatabaseDeadline(clock: deadlineClock, limit: callDeadline), logger: logger,
-            metrics: DatabaseMetrics(factory: metrics))
+            client: client, keys: try FleetKeyRing(master: masterKey, integrity: IntegrityReport(logger: logger, metrics: databaseMetrics)),
+            clock: clock, deadline: DatabaseDeadline(clock: deadlineClock, limit: callDeadline), logger: logger,
+            metrics: databaseMetrics)
         let keys = store.keys
         try await store.transaction { connection, logger in
             try await FleetSchema.migrate(connection, logger: logger)
             try await keys.createIfEmpty(connection, logger: logger)
+            try await keys.sealRetirements(connection, logger: logger)
         }
         try await store.connection { connection, logger in try await keys.reload(connection, logger: logger) }
         return store
@@ -125,14 +130,21 @@ public final class PostgresTokenStore: TokenStore {
         guard let row = rows.first else { throw VaultError.notFound(key) }
         let (generation, keyID, sealedMetadata, sealedSecret) = try row.decode((Int64, Int32, ByteBuffer, ByteBuffer).self)
         let identity = RowSeal.Identity(lookup: lookup, generation: generation, keyID: keyID)
-        let dataKey = try await dataKey(keyID)
-        let metadata = try SealedMetadata.decode(RowSeal.open(sealedMetadata, .metadata, identity, key: dataKey))
-        guard metadata.key == key else { throw VaultErrorText.rowDoesNotOpen }
+        let metadata: ItemMetadata, secret: SecureBytes
+        do {
+            let dataKey = try await dataKey(keyID)
+            metadata = try SealedMetadata.decode(RowSeal.open(sealedMetadata, .metadata, identity, key: dataKey))
+            guard metadata.key == key else { throw VaultErrorText.rowDoesNotOpen }
+            secret = try RowSeal.open(sealedSecret, .secret, identity, key: dataKey)
+        } catch let error as VaultError where error.code == .integrityFailure {
+            integrity.failed("sortedvault_items", row: ChangeHints.hex(lookup), "the item it holds is not returned")
+            throw error
+        }
         if metadata.isExpired(at: clock.now) {
             try await purge(lookup: lookup, generation: generation)
             throw VaultError.notFound(key)
         }
-        return RetrievedItem(metadata: metadata, secret: try RowSeal.open(sealedSecret, .secret, identity, key: dataKey))
+        return RetrievedItem(metadata: metadata, secret: secret)
     }
 
     public func delete(_ key: ItemKey) async throws {
@@ -160,8 +172,15 @@ public final class PostgresTokenStore: TokenStore {
         for row in rows {
             let (lookup, generation, keyID, sealed) = try row.decode((ByteBuffer, Int64, Int32, ByteBuffer).self)
             let identity = RowSeal.Identity(lookup: Array(lookup.readableBytesView), generation: generation, keyID: keyID)
-            let metadata = try SealedMetadata.decode(RowSeal.open(sealed, .metadata, identity, key: try await dataKey(keyID)))
-            guard try keys.lookup(for: metadata.key) == identity.lookup else { throw VaultErrorText.rowDoesNotOpen }
+            let metadata: ItemMetadata
+            do {
+                metadata = try SealedMetadata.decode(RowSeal.open(sealed, .metadata, identity, key: try await dataKey(keyID)))
+                guard try keys.lookup(for: metadata.key) == identity.lookup else { throw VaultErrorText.rowDoesNotOpen }
+            } catch let error as VaultError where error.code == .integrityFailure {
+                // One bad row must not hide every other item from every caller: it is left out, and reported.
+                integrity.failed("sortedvault_items", row: ChangeHints.hex(identity.lookup), "it is left out of the list")
+                continue
+            }
             if metadata.isExpired(at: now) { continue }
             if let service, metadata.service != service { continue }
             items.append(metadata)

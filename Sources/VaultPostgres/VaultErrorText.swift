@@ -20,6 +20,11 @@ enum VaultErrorText {
                    "this host's master key does not open the fleet's key \(keyID): every host of a fleet needs the same key source; copy the key file from a host that serves (docs/fleet.md)")
     }
 
+    static func retiredKeyReactivated(_ keyID: Int32) -> VaultError {
+        VaultError.integrityFailure(
+            "the fleet database's key table marks data key \(keyID) active, but a rewrap retired it: the table was changed by hand, and nothing is written under that key; restore the key table from a backup or run `sortedvault fleet rewrap` after setting the newest key back to active (docs/fleet.md)")
+    }
+
     static let noActiveKey = VaultError.storageFailure(
         "the fleet database has no active data key; its key table was changed by hand: restore it from a backup")
 }
