@@ -221,6 +221,7 @@ let package = Package(
         ),
         .testTarget(name: "VaultAPITests", dependencies: ["VaultAPI", "VaultCrypto", "BoundedJSON"]),
         .testTarget(name: "VaultSessionTests", dependencies: ["VaultSession", "VaultCore", "VaultCrypto", "VaultTesting", "BoundedJSON", .product(name: "Logging", package: "swift-log"),
+                                                              .product(name: "InMemoryLogging", package: "swift-log"),
                                                               .product(name: "MetricsTestKit", package: "swift-metrics")]),
         .testTarget(name: "VaultPolicyTests", dependencies: ["VaultPolicy"]),
         .testTarget(name: "SortedVaultTests", dependencies: ["SortedVault", "VaultTesting", "TestSupport"]),
@@ -262,6 +263,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
             ]
         ),
         .testTarget(

@@ -20,17 +20,7 @@ extension PostgresSuite {
             defer { fleet.stopAll() }
             let provider = try kind.start()
             let key = FleetDaemonTests.key
-            _ = try await FleetDaemonTests.signIn(fleet.sessions(0), provider)
-            fleet.clock.advance(by: 3600)
-
-            // The provider rotates the refresh token, then holds its answer.
-            try await provider.delay(seconds: 120)
-            let holder = Task { try? await fleet.sessions(0).autoLogin(key) }
-            try await hangGuard {
-                while try await provider.refreshResponses(200) < 1 { try await Task.sleep(for: .milliseconds(20)) }
-            }
-            fleet.hosts[0].killDaemon()
-            _ = await holder.value
+            try await Self.killTheHolderAfterTheProviderRotated(fleet, provider)
             try await provider.delay(seconds: 0)
 
             // The dead daemon's lease runs out on the database's clock (30 s); B waits for it, then retries once.
@@ -46,6 +36,22 @@ extension PostgresSuite {
             #expect(try await provider.refreshRequests() == 2, "the one retry was not made")
         }
 
+        /// Signs in through daemon 0, lets the access token expire and has daemon 0 refresh it; the
+        /// provider rotates the refresh token and holds its answer, and daemon 0 is killed before the
+        /// answer reaches it. Its lease stays in the database until it runs out (30 s).
+        static func killTheHolderAfterTheProviderRotated(_ fleet: FleetDaemons, _ provider: ProviderServer) async throws {
+            let key = FleetDaemonTests.key
+            _ = try await FleetDaemonTests.signIn(fleet.sessions(0), provider)
+            fleet.clock.advance(by: 3600)
+            try await provider.delay(seconds: 120)
+            let holder = Task { try? await fleet.sessions(0).autoLogin(key) }
+            try await hangGuard {
+                while try await provider.refreshResponses(200) < 1 { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            fleet.hosts[0].killDaemon()
+            _ = await holder.value
+        }
+
         /// The CLI hears the other daemon's answer however long the dead daemon's lease kept it
         /// waiting (issue 34, point 13b). Its caller starts as the holder dies, waits out the lease
         /// (30 s on the database's clock), and the retry's answer comes 10 s after that: past the
@@ -56,16 +62,7 @@ extension PostgresSuite {
             defer { fleet.stopAll() }
             let provider = try FleetProvider.graceful.start()
             let key = FleetDaemonTests.key
-            _ = try await FleetDaemonTests.signIn(fleet.sessions(0), provider)
-            fleet.clock.advance(by: 3600)
-
-            try await provider.delay(seconds: 120)
-            let holder = Task { try? await fleet.sessions(0).autoLogin(key) }
-            try await hangGuard {
-                while try await provider.refreshResponses(200) < 1 { try await Task.sleep(for: .milliseconds(20)) }
-            }
-            fleet.hosts[0].killDaemon()
-            _ = await holder.value
+            try await Self.killTheHolderAfterTheProviderRotated(fleet, provider)
             try await provider.delay(seconds: 10)  // the retry's answer, held within the 15 s provider deadline
 
             let host = fleet.hosts[1]

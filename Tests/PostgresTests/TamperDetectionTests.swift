@@ -1,4 +1,5 @@
 import Foundation
+import InMemoryLogging
 import Logging
 import MetricsTestKit
 import PostgresNIO
@@ -34,7 +35,7 @@ extension PostgresSuite {
                 #expect(listed == ["second", "third"])
                 #expect(observed.metrics.counterTotal(label: Self.failures, dimensions: [("table", "sortedvault_items")]) == 1)
                 let hex = Array(lookup.readableBytesView).map { String(format: "%02x", $0) }.joined()
-                let lines = observed.lines.all
+                let lines = observed.lines
                 #expect(lines.contains { $0.contains("integrity check") && $0.contains(hex) }, "no log line names the row: \(lines)")
                 #expect(!lines.contains { $0.contains("svc.tamper") || $0.contains("first") || $0.contains(secret) }, "\(lines)")
             }
@@ -82,8 +83,8 @@ extension PostgresSuite {
                 #expect(left == [Int64(kept.id)!], "the tampered entry was dropped or the genuine one kept: \(left)")
                 #expect(try await store.revocationBacklog(stuckAfter: 10).pending == 1)
                 #expect(observed.metrics.counterTotal(label: Self.failures, dimensions: [("table", "sortedvault_outbox")]) == 1)
-                #expect(observed.lines.all.contains { $0.contains("integrity check") && $0.contains("\"row\": \(kept.id)") },
-                        "\(observed.lines.all)")
+                #expect(observed.lines.contains { $0.contains("integrity check") && $0.contains("\"row\": \(kept.id)") },
+                        "\(observed.lines)")
             }
         }
 
@@ -114,39 +115,23 @@ extension PostgresSuite {
     }
 }
 
-/// A store's metrics and log lines, captured.
+/// A store's metrics and log lines, captured (swift-log's `InMemoryLogHandler`).
 final class Observed: Sendable {
     let metrics = TestMetrics()
-    let lines = CapturedLines()
+    let log = InMemoryLogHandler()
+
+    /// Every line logged so far: level, message and metadata.
+    var lines: [String] { log.entries.map { "\($0.level) \($0.message) \($0.metadata)" } }
 
     func withStore<T: Sendable>(_ database: FleetDatabase, master: SecureBytes = masterKey(), clock: ManualClock = ManualClock(),
                                 _ body: (PostgresTokenStore) async throws -> T) async throws -> T {
-        let lines = lines
-        return try await database.withClient { client in
+        var handler = log
+        handler.logLevel = .trace
+        return try await database.withClient { [handler] client in
             let store = try await PostgresTokenStore.open(
                 client: client, masterKey: master, clock: clock, callDeadline: database.settings.callDeadline,
-                logger: Logger(label: "test") { _ in CapturingLogHandler(captured: lines) }, metrics: metrics)
+                logger: Logger(label: "test") { _ in handler }, metrics: metrics)
             return try await body(store)
         }
-    }
-}
-
-final class CapturedLines: @unchecked Sendable {
-    private let lock = NSLock()
-    private var lines: [String] = []
-    func append(_ line: String) { lock.withLock { lines.append(line) } }
-    var all: [String] { lock.withLock { lines } }
-}
-
-struct CapturingLogHandler: LogHandler {
-    let captured: CapturedLines
-    var logLevel: Logger.Level = .trace
-    var metadata: Logger.Metadata = [:]
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-    func log(event: LogEvent) {
-        captured.append("\(event.level) \(event.message) \(event.metadata ?? [:])")
     }
 }

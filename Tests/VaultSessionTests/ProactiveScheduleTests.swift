@@ -4,6 +4,7 @@ import VaultCore
 import VaultCrypto
 @testable import VaultSession
 import VaultTesting
+import InMemoryLogging
 import Logging
 
 /// `nextWakeUp()` says when `runDueWork()` has something to do; nothing happens before it.
@@ -158,33 +159,14 @@ struct NoExpiryStore: TokenStore {
 /// The daemon's log lies on disk in plaintext while the vault seals every name: proactive work
 /// names a login by the pseudonym the daemon gives, at every level, debug included.
 @Suite(.timeLimit(.minutes(20))) struct ProactiveWorkLogTests {
-    final class CapturedLines: @unchecked Sendable {
-        private let lock = NSLock()
-        private var lines: [String] = []
-        func append(_ line: String) { lock.withLock { lines.append(line) } }
-        var all: [String] { lock.withLock { lines } }
-    }
-
-    struct CapturingHandler: LogHandler {
-        let captured: CapturedLines
-        var logLevel: Logger.Level = .trace
-        var metadata: Logger.Metadata = [:]
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?,
-                 source: String, file: String, function: String, line: UInt) {
-            captured.append("\(message) \(metadata ?? [:])")
-        }
-    }
-
     @Test func proactiveRefreshLogsTheServiceByItsPseudonym() async throws {
         let h = try SessionHarness([.tokens(access: "A2", refresh: "R2")])
-        let captured = CapturedLines()
+        var captured = InMemoryLogHandler()
+        captured.logLevel = .trace  // every level, debug included
+        let handler = captured
         let sessions = try SessionManager(store: h.store, transport: h.transport, clock: h.clock, configuration: h.configuration,
                                       random: SessionHarness.random,
-                                      logger: Logger(label: "test") { _ in CapturingHandler(captured: captured) },
+                                      logger: Logger(label: "test") { _ in handler },
                                       logName: { "<name-of:\($0.count)>" })
         _ = try await sessions.save(
             TokenResponse(accessToken: secure("A1"), expiresIn: 3600, refreshToken: secure("R1")), provider: h.provider, for: h.key)
@@ -192,7 +174,7 @@ struct NoExpiryStore: TokenStore {
         h.clock.set(to: wake)
         await sessions.runDueWork()
         #expect(h.transport.requestCount == 1)
-        let lines = captured.all
+        let lines = captured.entries.map { "\($0.message) \($0.metadata)" }
         #expect(lines.contains { $0.contains("proactive session work") && $0.contains("<name-of:\(h.key.service.count)>") })
         #expect(!lines.contains { $0.contains(h.key.service) }, "the daemon's log names the service: \(lines)")
     }

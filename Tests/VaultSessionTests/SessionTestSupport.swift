@@ -142,23 +142,6 @@ func events(of sessions: SessionManager, provider: OAuthProvider,
     return collected
 }
 
-/// A door that requests wait at until the test opens it (for holding only some requests, where
-/// ``ScriptedOAuthTransport/hold()`` would hold them all).
-actor Gate {
-    private var isOpen = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func wait() async {
-        if isOpen { return }
-        await withCheckedContinuation { waiters.append($0) }
-    }
-
-    func open() {
-        isOpen = true
-        for waiter in waiters { waiter.resume() }
-        waiters = []
-    }
-}
 
 /// `body`'s result, or nil when it has not finished within `seconds` of real time. A watchdog for
 /// code that must not block: it returns as soon as `body` does, so a regression fails the test

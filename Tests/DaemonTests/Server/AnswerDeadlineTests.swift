@@ -83,20 +83,3 @@ import VaultTesting
         await #expect(throws: Failed.self) { try await deadline.bounded { throw Failed() } }
     }
 }
-
-/// Holds waiters until opened.
-private actor Gate {
-    private var isOpen = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func wait() async {
-        if isOpen { return }
-        await withCheckedContinuation { waiters.append($0) }
-    }
-
-    func open() {
-        isOpen = true
-        for waiter in waiters { waiter.resume() }
-        waiters = []
-    }
-}
