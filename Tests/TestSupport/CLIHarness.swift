@@ -42,6 +42,7 @@ public final class CLIHarness: @unchecked Sendable {
     public static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
     public init(extraEnvironment: [String: String] = [:], autostart: Bool = true) throws {
+        TestDescriptorLimit.raised
         self.extraEnvironment = extraEnvironment
         self.autostart = autostart
         root = FileManager.default.temporaryDirectory.appendingPathComponent("sv-cli-\(UUID().uuidString.prefix(8))").path

@@ -13,6 +13,7 @@ public struct Subprocess: Sendable {
     /// Starts `argv[0]` with `environment`; `stdin`, `stdout`, `stderr` are descriptors for the child
     /// (they are dup'ed onto 0, 1, 2).
     public static func spawn(_ argv: [String], environment: [String: String], stdin: Int32, stdout: Int32, stderr: Int32) throws -> Subprocess {
+        TestDescriptorLimit.raised
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

@@ -179,10 +179,7 @@ extension DaemonSuite {
 
         @Test func twoThousandConnectionsFromOneUID() throws {
             let cli = try Self.shared
-            var limit = rlimit()
-            getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
-            limit.rlim_cur = min(limit.rlim_max, 8192)
-            setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+            TestDescriptorLimit.atLeast(8192)  // raised, never lowered
             var sockets: [RawSocket] = []
             for _ in 0..<2_000 {
                 guard let socket = try? RawSocket(path: cli.socket) else { break }

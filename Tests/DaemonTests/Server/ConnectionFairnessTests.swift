@@ -16,10 +16,7 @@ extension DaemonSuite {
             let cli = try CLIHarness()
             try cli.initKeyFileVault()
             try cli.startDaemon()
-            var limit = rlimit()
-            getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
-            limit.rlim_cur = min(limit.rlim_max, 8192)
-            setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+            TestDescriptorLimit.atLeast(8192)  // raised, never lowered
 
             // The flooder (this test process) holds every connection the daemon lets it have…
             var held: [VarlinkConnection] = []
