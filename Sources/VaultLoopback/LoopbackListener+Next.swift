@@ -56,7 +56,7 @@ extension LoopbackListener {
         if connections.count >= Self.maximumConnections, let oldest = connections.indices.min(by: { connections[$0].deadline < connections[$1].deadline }) {
             Glibc.close(connections.remove(at: oldest).fd)
         }
-        connections.append(OpenConnection(fd: fd, head: [UInt8](repeating: 0, count: Self.maximumHeadBytes), deadline: now + Self.requestDeadline))
+        connections.append(OpenConnection(fd: fd, head: [UInt8](repeating: 0, count: Self.maximumHeadBytes), deadline: now + requestDeadline))
     }
 
     /// Reads what `fd` has; the callback once its head is a `GET` of the path. A finished request

@@ -24,14 +24,16 @@ import Glibc
 /// no-referrer`): the address bar held the code.
 public final class LoopbackListener: @unchecked Sendable {
     public static let maximumHeadBytes = 8 * 1024
-    /// How long one connection may take to send its whole request head (the browser's takes
-    /// milliseconds); a slower one is answered 408 and closed.
-    public static let requestDeadline = Duration.seconds(10)
+    /// How long one connection may take to send its whole request head, unless told (the browser's
+    /// takes milliseconds); a slower one is answered 408 and closed.
+    public static let defaultRequestDeadline = Duration.seconds(10)
     /// Connections read at once; one more drops the oldest (see `LoopbackListener+Next.swift`).
     public static let maximumConnections = 16
 
     public let port: UInt16
     public let path: String
+    /// This listener's ``defaultRequestDeadline``.
+    public let requestDeadline: Duration
     /// The host of ``redirectURI``: `127.0.0.1`, or `localhost` (listening on ::1 too).
     public let host: String
     var sockets: [Int32]
@@ -47,7 +49,9 @@ public final class LoopbackListener: @unchecked Sendable {
     ///   - localhost: listen on ::1 as well, on the same port, for a redirect URI naming `localhost`
     ///     (a browser may resolve it to ::1 first and never try 127.0.0.1). A host with no IPv6
     ///     loopback gets 127.0.0.1 alone, which is where the name then leads.
-    public init(port: UInt16, path: String?, localhost: Bool = false) throws {
+    ///   - requestDeadline: how long one connection may take to send its request head.
+    public init(port: UInt16, path: String?, localhost: Bool = false, requestDeadline: Duration = defaultRequestDeadline) throws {
+        self.requestDeadline = requestDeadline
         self.path = path ?? "/" + SecureRandom.bytes(count: 16).map { String(format: "%02x", $0) }.joined()
         host = localhost ? "localhost" : "127.0.0.1"
         // An ephemeral port of 127.0.0.1 may be taken on ::1: then another one is tried.

@@ -1,49 +1,67 @@
 import Foundation
-import Synchronization
 import Testing
-import SortedVault
 import TestSupport
+import VaultCrypto
+import VaultLoopback
 import VaultTesting
 
 /// The loopback receiver against local processes that are not the browser (issue 34, points 2 and
-/// 5): requests without this sign-in's state do not end the wait, and a connection that never
-/// finishes its request does not hold the real callback back.
+/// 5): a connection that never finishes its request does not hold the real callback back, and is
+/// closed once its request deadline has passed.
 @Suite(.timeLimit(.minutes(20))) struct SignInReceiverTests {
     typealias Base = SignInTests
 
     /// A local process trickling a request one byte a second does not hold the receiver: the real
-    /// callback completes while that connection is still open.
+    /// callback is served while that connection is still open. The slow connection's deadline is an
+    /// hour, so a receiver that served one connection at a time would answer the real callback only
+    /// after it (the test's read gives up after ten minutes and sees status 0); no load on the
+    /// machine can close the slow connection before the real callback is served.
     @Test func aSlowClientDoesNotDelayTheRealCallback() async throws {
-        let rig = try Base.Rig()
-        let reached = Mutex<Task<(Int, Bool, SlowLorisClient), any Error>?>(nil)
-        let signIn = Task {
-            try await rig.login.signIn(provider: Base.provider, timeout: 120, opener: .loopback { url in
-                reached.withLock { $0 = Task {
-                    let redirect = try #require(Base.parameter("redirect_uri", of: url).flatMap(URLComponents.init(string:)))
-                    let state = try #require(Base.parameter("state", of: url))
-                    let port = try #require(redirect.port)
-                    let client = try SlowLorisClient(port: port, start: "GET \(redirect.path)?code=")
-                    // The slow connection is accepted first: wait until it has trickled a byte past the first.
-                    try await waitUntil("the slow client to trickle a second byte, or be closed") { client.trickled >= 2 || !client.isOpen }
-                    try #require(client.trickled >= 2, "the receiver closed the slow client after \(client.trickled) byte(s)")
-                    let answer = try await Base.get(port: port, redirect.path + "?code=the-code&state=\(state)")
-                    let open = client.isOpen
-                    return (answer, open, client)
-                } }
-            })
+        let listener = try LoopbackListener(port: 0, path: nil, requestDeadline: .seconds(3600))
+        defer { listener.close() }
+        let port = Int(listener.port)
+        let slow = try SlowLorisClient(port: port, start: "GET \(listener.path)?code=")
+        defer { slow.stop() }
+        // The slow connection is accepted first: wait until it has trickled a byte past the first.
+        try await waitUntil("the slow client to trickle a second byte, or be closed") { slow.trickled >= 2 || !slow.isOpen }
+        try #require(slow.trickled >= 2, "the receiver closed the slow client after \(slow.trickled) byte(s)")
+        let wake = try WakePipe()
+        defer { wake.close() }
+        let served = Task {
+            try await listener.serve(until: nil, wake: wake.readEnd, shownIn: "the test") { query in
+                query.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+            }
         }
-        // The browser's side, once the sign-in has shown its address; if it fails, the sign-in (whose
-        // timeout is on the manual clock) is cancelled rather than left waiting for a callback.
-        try await waitUntil("the sign-in to show its address") { reached.withLock { $0 } != nil }
-        let browserTask = try #require(reached.withLock { $0 })
-        let browser = await browserTask.result
-        if case .failure = browser { signIn.cancel() }
-        let (answer, slowStillOpen, client) = try browser.get()
-        let status = try await signIn.value
-        #expect(status.state == "valid")
-        let trickled = client.trickled
-        client.stop()
-        #expect(answer == 200, "the real callback was answered (a 0 is the test client's read timeout: it waited behind the slow one)")
-        #expect(slowStillOpen, "the real callback completed while the slow client (\(trickled) bytes trickled) was still connected")
+        let answer = try await Base.get(port: port, listener.path + "?code=the-code&state=the-state")
+        let slowStillOpen = slow.isOpen
+        wake.wake()
+        let outcome = try await served.value
+        #expect(answer == 200, "the real callback was answered (a 0 is the test client's read giving up: it waited behind the slow one)")
+        #expect(slowStillOpen, "the real callback was served while the slow client (\(slow.trickled) bytes trickled) was still connected")
+        guard case .success(let query) = outcome else {
+            Issue.record("the receiver ended without the callback: \(outcome)")
+            return
+        }
+        #expect(query.contains("code=the-code") && query.contains("state=the-state"), "the receiver handed on the real callback's query")
+    }
+
+    /// The other half: a connection whose request does not come within the deadline is answered
+    /// 408 and closed, so a slow client costs one slot for a bounded time.
+    @Test func aSlowClientIsClosedOnceItsRequestDeadlineHasPassed() async throws {
+        let listener = try LoopbackListener(port: 0, path: nil, requestDeadline: .seconds(1))
+        defer { listener.close() }
+        let slow = try SlowLorisClient(port: Int(listener.port), start: "GET \(listener.path)?code=")
+        defer { slow.stop() }
+        let wake = try WakePipe()
+        defer { wake.close() }
+        let served = Task {
+            try await listener.serve(until: nil, wake: wake.readEnd, shownIn: "the test") { _ in true }
+        }
+        try await waitUntil("the receiver to close the slow client") { !slow.isOpen }
+        wake.wake()
+        guard case .failure(.interrupted) = try await served.value else {
+            Issue.record("the receiver served a callback no one sent")
+            return
+        }
     }
 }
