@@ -21,8 +21,13 @@ extension PostgresSuite {
             let remote = try PartitionedPostgres()
             defer { remote.stop() }
             let link = remote.link
+            // A must get the held answer: a provider deadline (real time) longer than a busy machine
+            // takes from the provider's rotation to the cut. A request that ran out first is an
+            // answer lost before the cut, whose tokens A never sees and so cannot revoke (on a loaded
+            // CI machine A then gave its lease back before the link went down). The test ends the
+            // leases itself, so their length (twice this deadline) does not matter.
             let fleet = try FleetDaemons(count: 2, database: FleetDatabase(server: remote.server, name: try remote.server.createDatabase()),
-                                         callDeadlineSeconds: 5, start: false)
+                                         callDeadlineSeconds: 5, providerDeadlineSeconds: 300, start: false)
             defer { fleet.stopAll() }
             try fleet.reachOverTLS(0, host: link.namespaceAddress, caFile: remote.caFile)
             try fleet.start(0)
@@ -62,8 +67,7 @@ extension PostgresSuite {
                 return
             }
 
-            // A's lease runs 30 s on the database's clock: end it now, as its running out would (on a
-            // busy machine it may have run out already; either way A's claim is still the row's).
+            // End A's lease, as its running out would: A's claim is still the row's.
             #expect(try await FleetKillSweepTests.endLeases(fleet.database) == 1, "A's claim left no lease")
             let takeover = try await hangGuard(seconds: 600) { try await b.autoLogin(key) }
             switch takeover {
