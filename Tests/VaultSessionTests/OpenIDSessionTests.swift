@@ -12,9 +12,19 @@ import VaultTesting
     static let issuer = URL(string: "https://id.example.test/o")!
 
     /// Accepts id tokens `good-<sub>`, refuses `bad-…`, and cannot be reached for `down-…`. Asked
-    /// for a nonce, it accepts only `good-<sub>` followed by `|nonce=<the nonce>`.
+    /// for a nonce, it accepts only `good-<sub>` followed by `|nonce=<the nonce>`. The subject is
+    /// percent-decoded (``encoded(_:)``), so a token stays ASCII whatever the subject holds.
     final class ScriptedVerifier: OpenIDVerifier {
         let checked = Locked<[String]>([])
+
+        /// `subject` as a `good-` token carries it: every byte of its UTF-8 but letters, digits and `-` as `%XX`.
+        static func encoded(_ subject: String) -> String {
+            subject.utf8.map { byte in
+                let ascii = Unicode.Scalar(byte)
+                return (byte < 0x80 && (ascii.properties.isAlphabetic || ("0"..."9").contains(Character(ascii)) || ascii == "-"))
+                    ? String(Character(ascii)) : String(format: "%%%02X", byte)
+            }.joined()
+        }
 
         func endpoints(of issuer: URL) async throws(OpenIDVerificationError) -> OpenIDEndpoints {
             OpenIDEndpoints(token: URL(string: issuer.absoluteString + "/token/")!,
@@ -31,7 +41,7 @@ import VaultTesting
                 guard token.hasSuffix(suffix) else { throw .refused("wrongNonce: the id token carries another nonce") }
                 token.removeLast(suffix.count)
             }
-            if token.hasPrefix("good-") { return String(token.dropFirst(5)) }
+            if token.hasPrefix("good-") { return String(token.dropFirst(5)).removingPercentEncoding ?? "" }
             if token.hasPrefix("down-") { throw .unreachable("the key set could not be fetched") }
             throw .refused("badSignature: the signature does not verify")
         }
