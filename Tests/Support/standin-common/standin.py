@@ -8,6 +8,7 @@ Test controls (loopback only, the same paths and bodies as oauth-provider/provid
                            {"<status>": n}, refresh_tokens {token id: refresh requests made with it}
                            (a token id is a hash, as oauth-provider/provider.py's), revocations, signups
   POST /test/delay         {"seconds": x}  hold every refresh answer x s after its state is committed
+                           (never more than 600 s); a new value applies to answers already held
   POST /test/fail          {"count": n, "status": 503}  answer the next n token requests (password and
                            refresh) with that status and the server's own error shape, unprocessed
   POST /test/revoke-all    revoke every session / refresh token (what each server does for it: see its doc)
@@ -136,6 +137,8 @@ class Controls:
 
     def __init__(self):
         self.lock = threading.Lock()
+        # Notified whenever the delay changes, so answers already held see the new value.
+        self.delay_changed = threading.Condition(self.lock)
         self.stats = {
             "token_requests": {"password": 0, "refresh_token": 0, "other": 0},
             "refresh_responses": {},
@@ -171,12 +174,17 @@ class Controls:
             return None
 
     def refresh_answered(self, status, failed):
-        with self.lock:
+        """Counts the answer, then holds it until the delay has passed since now, re-reading the
+        delay whenever a test changes it (as provider.py's `_hold`)."""
+        since = time.monotonic()
+        with self.delay_changed:
             key = str(status)
             self.stats["refresh_responses"][key] = self.stats["refresh_responses"].get(key, 0) + 1
-            delay = self.delay
-        if not failed and delay > 0:
-            time.sleep(delay)
+            while not failed:
+                left = min(self.delay, 600.0) - (time.monotonic() - since)
+                if left <= 0:
+                    return
+                self.delay_changed.wait(left)
 
     def handle(self, method, path, body, user_control):
         """Answers /test/…; `user_control(action, email)` does revoke-all/disable/enable/delete."""
@@ -189,6 +197,7 @@ class Controls:
         if path == "/test/delay":
             with self.lock:
                 self.delay = max(0.0, float(data.get("seconds", 0) or 0))
+                self.delay_changed.notify_all()
                 return 200, {"delay": self.delay}
         if path == "/test/fail":
             with self.lock:
