@@ -1,5 +1,5 @@
-import Synchronization
 import VaultAPI
+import VaultCore
 import VaultSession
 
 /// Bounds the daemon's answer to AutoLogin and Refresh by ``SessionDeadlines/daemonAnswer``, so a
@@ -22,68 +22,16 @@ struct AnswerDeadline: Sendable {
         self.clock = clock
     }
 
-    /// `operation`'s answer, or `offline` once `limit` has passed on `clock`; the operation is
-    /// never awaited past the limit (a task group would wait for it), it ends on its own. Cancelling
-    /// the caller (its connection closed, the daemon stopping) cancels the operation, as awaiting it
-    /// directly would.
+    /// `operation`'s answer, or `offline` once `limit` has passed on `clock` (``DeadlineRace``): the
+    /// operation is never awaited past the limit, it ends on its own. Cancelling the caller (its
+    /// connection closed, the daemon stopping) cancels the operation, as awaiting it directly would.
     func bounded(_ operation: @escaping @Sendable () async throws -> AutoLoginResult) async throws -> AutoLoginResult {
-        let race = FirstAnswer()
-        let (limit, clock) = (limit, clock)
         let seconds = limit.components.seconds
-        let timer = Task {
-            guard (try? await clock.sleep(for: limit)) != nil else { return }
-            race.finish(.success(.offline(nil, reason: """
+        return try await DeadlineRace.run(limit: limit, clock: clock, cancelAtDeadline: false, operation) {
+            .success(.offline(nil, reason: """
                 the refresh has taken more than \(seconds) s (another sortedvault daemon holds it, or the provider is slow) \
                 and goes on in the daemon; ask again in a moment
-                """)))
+                """))
         }
-        let work = Task {
-            let outcome: Result<AutoLoginResult, any Error>
-            do { outcome = .success(try await operation()) } catch { outcome = .failure(error) }
-            timer.cancel()
-            race.finish(outcome)
-        }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { race.wait($0) }
-        } onCancel: {
-            work.cancel()
-            timer.cancel()
-            race.finish(.failure(CancellationError()))
-        }
-    }
-}
-
-/// Resumes the caller once, with whichever of the answer, the deadline and a cancellation comes
-/// first (kept when it comes before the caller waits).
-private final class FirstAnswer: Sendable {
-    private struct State {
-        var waiter: CheckedContinuation<AutoLoginResult, any Error>?
-        var outcome: Result<AutoLoginResult, any Error>?
-        var resumed = false
-    }
-    private let state = Mutex(State())
-
-    func wait(_ continuation: CheckedContinuation<AutoLoginResult, any Error>) {
-        let ready = state.withLock { state -> Result<AutoLoginResult, any Error>? in
-            guard let outcome = state.outcome else {
-                state.waiter = continuation
-                return nil
-            }
-            state.resumed = true
-            return outcome
-        }
-        if let ready { continuation.resume(with: ready) }
-    }
-
-    func finish(_ outcome: Result<AutoLoginResult, any Error>) {
-        let waiter = state.withLock { state -> CheckedContinuation<AutoLoginResult, any Error>? in
-            guard state.outcome == nil, !state.resumed else { return nil }
-            state.outcome = outcome
-            guard let waiter = state.waiter else { return nil }
-            state.waiter = nil
-            state.resumed = true
-            return waiter
-        }
-        waiter?.resume(with: outcome)
     }
 }
