@@ -81,10 +81,17 @@ enum FleetSchema {
     static func migrate(_ connection: PostgresConnection, logger: Logger) async throws {
         // Daemons starting together wait here for the first one's migration, which may take longer
         // than the connection's lock_timeout (meant for row locks) and statement_timeout (the wait
-        // counts as the statement's time) on a loaded server; the call deadline still bounds the
+        // counts as the statement's time) on a loaded server: both are raised to at least 60 s for
+        // this transaction, never lowered (0, no limit, stays); the call deadline still bounds the
         // whole opening.
-        try await connection.query("SET LOCAL lock_timeout = '60s'", logger: logger)
-        try await connection.query("SET LOCAL statement_timeout = '60s'", logger: logger)
+        for setting in ["lock_timeout", "statement_timeout"] {
+            try await connection.query("""
+                SELECT set_config(\(setting), CASE
+                    WHEN current_setting(\(setting))::interval = interval '0'
+                      OR current_setting(\(setting))::interval >= interval '60s' THEN current_setting(\(setting))
+                    ELSE '60s' END, true)
+                """, logger: logger).collect()
+        }
         try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger).collect()
         try await connection.query(
             "CREATE TABLE IF NOT EXISTS sortedvault_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
