@@ -4,6 +4,7 @@ import Testing
 import Varlink
 import VaultClient
 import VaultCore
+import VaultTesting
 
 #if canImport(Glibc)
 import Glibc
@@ -75,10 +76,9 @@ extension DaemonSuite {
             reader.start()
             let refreshed = try #require(try await sessions.refresh(Self.key).grant).accessToken.withUnsafeBytes { Data($0) }
             #expect(refreshed != token)
-            let deadline = ContinuousClock.now + .seconds(600)
-            while FileManager.default.contents(atPath: path) != refreshed, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            // The reader's own sight of the new token is the event: the test's read of the file can
+            // come before the reader thread's next one, on a loaded machine by seconds.
+            try await waitUntil("the reader to see the refreshed token") { reader.hasSeen(refreshed) }
             let (seen, missing) = reader.stop()
             #expect(FileManager.default.contents(atPath: path) == refreshed)
             #expect(seen.isSubset(of: [token, refreshed]), "a reader saw a partial or foreign token")
@@ -197,6 +197,9 @@ final class FileWatcher: @unchecked Sendable {
             done.signal()
         }.start()
     }
+
+    /// Whether the reader has read `content` from the file.
+    func hasSeen(_ content: Data) -> Bool { lock.withLock { seen.contains(content) } }
 
     func stop() -> (Set<Data>, Int) {
         lock.withLock { running = false }
