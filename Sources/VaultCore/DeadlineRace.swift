@@ -7,10 +7,10 @@ import VaultCrypto
 /// hang this exists to end.
 ///
 /// ```swift
-/// let rows = try await DeadlineRace.run(limit: .seconds(5), clock: ContinuousClock()) {
-///     try await client.query("SELECT 1")
+/// let answer = try await DeadlineRace.run(limit: .seconds(5), clock: ContinuousClock()) {
+///     try await server.call()
 /// } atDeadline: {
-///     .failure(DatabaseErrors.noAnswer(within: .seconds(5)))
+///     .failure(VaultError(.unavailable, "the server did not answer within 5 s; try again"))
 /// }
 /// ```
 ///

@@ -32,7 +32,7 @@ public final class LoopbackListener: @unchecked Sendable {
 
     public let port: UInt16
     public let path: String
-    /// This listener's ``defaultRequestDeadline``.
+    /// How long one connection may take to send its request head (``defaultRequestDeadline`` unless told).
     public let requestDeadline: Duration
     /// The host of ``redirectURI``: `127.0.0.1`, or `localhost` (listening on ::1 too).
     public let host: String

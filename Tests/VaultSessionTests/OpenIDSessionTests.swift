@@ -19,11 +19,7 @@ import VaultTesting
 
         /// `subject` as a `good-` token carries it: every byte of its UTF-8 but letters, digits and `-` as `%XX`.
         static func encoded(_ subject: String) -> String {
-            subject.utf8.map { byte in
-                let ascii = Unicode.Scalar(byte)
-                return (byte < 0x80 && (ascii.properties.isAlphabetic || ("0"..."9").contains(Character(ascii)) || ascii == "-"))
-                    ? String(Character(ascii)) : String(format: "%%%02X", byte)
-            }.joined()
+            subject.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")) ?? ""
         }
 
         func endpoints(of issuer: URL) async throws(OpenIDVerificationError) -> OpenIDEndpoints {
