@@ -44,7 +44,9 @@ extension LoopbackListener {
             for entry in polled.dropFirst(1 + sockets.count) where entry.revents != 0 {
                 if let callback = readMore(entry.fd) { return .success(callback) }
             }
-            for entry in polled.dropFirst().prefix(sockets.count) where entry.revents != 0 { accept(from: entry.fd, now: now) }
+            // A connection's deadline counts from its accept, not from before the poll: the poll may
+            // have waited far longer than a request deadline for it (a user signing in).
+            for entry in polled.dropFirst().prefix(sockets.count) where entry.revents != 0 { accept(from: entry.fd, now: ContinuousClock.now) }
         }
     }
 

@@ -45,6 +45,31 @@ import VaultTesting
         #expect(query.contains("code=the-code") && query.contains("state=the-state"), "the receiver handed on the real callback's query")
     }
 
+    /// A callback that comes after the receiver has waited longer than a request deadline (the user
+    /// took their time at the provider) is served: its deadline counts from its own connection.
+    /// The wait is the point of the test: the receiver must have been waiting that long.
+    @Test func aCallbackLongAfterTheWaitBeganIsServed() async throws {
+        let listener = try LoopbackListener(port: 0, path: nil, requestDeadline: .seconds(3))
+        defer { listener.close() }
+        let wake = try WakePipe()
+        defer { wake.close() }
+        let served = Task {
+            try await listener.serve(until: nil, wake: wake.readEnd, shownIn: "the test") { query in
+                query.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+            }
+        }
+        try await Task.sleep(for: .seconds(6))   // twice the request deadline, waiting for a connection
+        let answer = try await Base.get(port: Int(listener.port), listener.path + "?code=the-code&state=the-state")
+        wake.wake()
+        let outcome = try await served.value
+        #expect(answer == 200, "the callback was answered \(answer) (408: its deadline was counted from before the wait)")
+        guard case .success(let query) = outcome else {
+            Issue.record("the receiver ended without the callback: \(outcome)")
+            return
+        }
+        #expect(query.contains("code=the-code"))
+    }
+
     /// The other half: a connection whose request does not come within the deadline is answered
     /// 408 and closed, so a slow client costs one slot for a bounded time.
     @Test func aSlowClientIsClosedOnceItsRequestDeadlineHasPassed() async throws {
