@@ -20,7 +20,8 @@ import VaultCrypto
 public actor LocalLoginLeases: DueRefreshes {
     private struct Entry {
         var lease: RefreshLease?
-        /// A lease was granted and neither stored nor released: its holder's answer is unknown.
+        /// The lease's request was recorded and the lease neither stored nor released: its
+        /// holder's answer is unknown.
         var unresolved = false
         /// Answers known to be lost, one after another.
         var lost = 0
@@ -66,9 +67,17 @@ public actor LocalLoginLeases: DueRefreshes {
         let lease = RefreshLease(item: item, owner: owner, generation: lastGeneration, expiresAt: now.addingTimeInterval(duration))
         let lost = entry.lost
         entry.lease = lease
-        entry.unresolved = true
+        entry.unresolved = false
         entries[item] = entry
         return .granted(lease, answersLost: lost)
+    }
+
+    public func recordRequest(under lease: RefreshLease) async throws -> Bool {
+        try await turns.withLock(lease.item) {
+            guard isLatest(lease) else { return false }
+            entries[lease.item]?.unresolved = true
+            return true
+        }
     }
 
     public func store(_ secret: SecureBytes, for item: ItemKey, options: StoreOptions, holding lease: RefreshLease) async throws -> Bool {

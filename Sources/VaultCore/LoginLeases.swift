@@ -30,9 +30,10 @@ public struct RefreshLease: Sendable, Equatable, CustomStringConvertible {
 public enum LeaseClaim: Sendable, Equatable {
     /// The lease is the caller's. `answersLost` counts the refresh requests of this login whose
     /// answer nobody knows, one after another since the login was last stored or a request last
-    /// had a known answer: a holder that released with `answerLost`, or whose lease ran out while
-    /// it held it (killed, partitioned, or still waiting). 0 when the stored refresh token is
-    /// known to be the current one.
+    /// had a known answer: a holder that released with `answerLost`, or whose lease ran out after
+    /// it recorded its request (killed, partitioned, or still waiting). A lease that ran out before
+    /// its holder recorded a request counts nothing: that holder sent nothing. 0 when the stored
+    /// refresh token is known to be the current one.
     case granted(RefreshLease, answersLost: Int)
     /// Another holder's lease runs until `until` (the store's clock): wait for its result.
     case held(owner: String, until: Date)
@@ -44,14 +45,18 @@ public enum LeaseClaim: Sendable, Equatable {
 ///
 /// ```swift
 /// guard case .granted(let lease, let lost) = try await store.claimRefresh(of: item, owner: me, duration: 30) else { wait() }
+/// guard try await store.recordRequest(under: lease) else { readAgain() }   // before anything is sent
 /// let answer = await provider.refresh(token)                          // nothing held
 /// if try await store.store(newRecord, for: item, options: options, holding: lease) == false { revoke(answer) }
 /// ```
 ///
 /// Guarantees every conformer keeps:
 /// - A claim is one atomic step on the store's clock: it is granted only when no other lease on
-///   the item is live (`now < expiresAt`), with a new generation; granting marks the login "refresh
-///   in doubt" until the holder stores or releases.
+///   the item is live (`now < expiresAt`), with a new generation.
+/// - ``recordRequest(under:)`` marks the login "refresh in doubt" until the holder stores or
+///   releases: a lease that runs out after it is one lost answer for the next claim; one that runs
+///   out before it is none, whatever kept its holder from giving it back (a database that went
+///   away between the claim and the request, a holder killed before it sent anything).
 /// - ``store(_:for:options:holding:)`` writes only while `lease.generation` is still the item's
 ///   latest: a later claim, a plain ``TokenStore/store(_:for:options:)`` or a ``TokenStore/delete(_:)``
 ///   of the item (a new sign-in, a logout) fences it, and it returns false having written nothing.
@@ -68,6 +73,13 @@ public protocol LoginLeases: TokenStore {
     /// the login marked in doubt), or says whose live lease runs until when. One autocommit step.
     /// Throws `.notFound` when the store holds no item at `item` (deleted since the caller read it).
     func claimRefresh(of item: ItemKey, owner: String, duration: TimeInterval) async throws -> LeaseClaim
+
+    /// Records, before the provider request is sent, that the request of `lease` may reach the
+    /// provider: from now on the lease is resolved only by a store or a release, and a lease that
+    /// runs out counts as a lost answer. Returns false when `lease` is no longer the latest (then
+    /// nothing is recorded, and the request must not be sent). Throws when the store cannot record
+    /// it; the request must not be sent then either. One autocommit step.
+    func recordRequest(under lease: RefreshLease) async throws -> Bool
 
     /// Stores `secret` at `item` only while `lease` is still the latest (its generation unchanged),
     /// clearing the lease and the in-doubt mark in the same transaction. Returns false when fenced:
@@ -88,7 +100,7 @@ public protocol LoginLeases: TokenStore {
     func changes(of item: ItemKey) async -> AsyncStream<Void>?
 
     /// How many logins are in doubt, for operators: a refresh answer was lost (released with
-    /// `answerLost`), or a lease ran out with its holder's answer unknown. A refresh merely under
+    /// `answerLost`), or a lease ran out after its request was recorded. A refresh merely under
     /// way (its lease live) is not counted.
     func loginsInDoubt() async throws -> Int
 }

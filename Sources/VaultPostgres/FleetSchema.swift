@@ -73,6 +73,12 @@ enum FleetSchema {
             "ALTER TABLE sortedvault_items ADD COLUMN refresh_due_at timestamptz",
             "CREATE INDEX sortedvault_items_refresh_due ON sortedvault_items (refresh_due_at) WHERE refresh_due_at IS NOT NULL",
         ]),
+        (4, [
+            // Whether the lease's holder recorded its provider request: only such a lease that runs
+            // out is a lost answer. True for the rows already there: a lease a daemon of the version
+            // before holds may have sent its request (and that daemon cannot start on this schema).
+            "ALTER TABLE sortedvault_items ADD COLUMN lease_sent boolean NOT NULL DEFAULT true",
+        ]),
     ]
 
     static var currentVersion: Int32 { migrations.last!.version }

@@ -24,7 +24,8 @@ extension PostgresTokenStore: DueRefreshes {
             // is checked again on the locked row, so a lease taken meanwhile is never taken twice.
             try await connection.query("""
                 UPDATE sortedvault_items SET
-                    refresh_in_doubt = least(refresh_in_doubt + CASE WHEN lease_generation <> 0 THEN 1 ELSE 0 END, 32767),
+                    refresh_in_doubt = least(refresh_in_doubt + CASE WHEN lease_generation <> 0 AND lease_sent THEN 1 ELSE 0 END, 32767),
+                    lease_sent = false,
                     lease_generation = nextval('sortedvault_generation'),
                     lease_owner = \(owner),
                     lease_expires_at = now() + make_interval(secs => \(duration))

@@ -6,8 +6,9 @@ import VaultCrypto
 
 /// The refresh lease in the item's own row (docs/fleet.md): `lease_generation` fences (0: no lease,
 /// never granted), `lease_owner` and `lease_expires_at` say who holds it until when on the
-/// database's clock, and `refresh_in_doubt` counts the answers lost one after another. A lease is
-/// unresolved (its holder's answer unknown) while `lease_generation` is not 0.
+/// database's clock, `lease_sent` says its holder recorded its provider request, and
+/// `refresh_in_doubt` counts the answers lost one after another. A lease is unresolved (its
+/// holder's answer unknown) while `lease_generation` is not 0 and `lease_sent` is true.
 ///
 /// Every step is one statement or one transaction; nothing is held between calls, so a daemon that
 /// dies holding a lease leaves only a row that the next claim after `lease_expires_at` takes over.
@@ -27,7 +28,8 @@ extension PostgresTokenStore: LoginLeases {
                 // WHERE is re-checked against the winner's row, so it finds the lease live.
                 try await connection.query("""
                     UPDATE sortedvault_items SET
-                        refresh_in_doubt = least(refresh_in_doubt + CASE WHEN lease_generation <> 0 THEN 1 ELSE 0 END, 32767),
+                        refresh_in_doubt = least(refresh_in_doubt + CASE WHEN lease_generation <> 0 AND lease_sent THEN 1 ELSE 0 END, 32767),
+                        lease_sent = false,
                         lease_generation = nextval('sortedvault_generation'),
                         lease_owner = \(owner),
                         lease_expires_at = now() + make_interval(secs => \(duration))
@@ -51,6 +53,19 @@ extension PostgresTokenStore: LoginLeases {
             if generation != 0, live == true, let holder, let until { return .held(owner: holder, until: until) }
         }
         throw VaultError(.unavailable, "the refresh lease of this login changed hands \(Self.claimAttempts) times during one claim; ask again")
+    }
+
+    public func recordRequest(under lease: RefreshLease) async throws -> Bool {
+        guard let fence = Int64(exactly: lease.generation), fence != 0 else { return false }
+        let lookup = ByteBuffer(bytes: try keys.lookup(for: lease.item))
+        let recorded = try await connection { connection, logger in
+            try await connection.query("""
+                UPDATE sortedvault_items SET lease_sent = true
+                WHERE lookup = \(lookup) AND lease_generation = \(fence)
+                RETURNING lease_generation
+                """, logger: logger).collect()
+        }
+        return !recorded.isEmpty
     }
 
     public func store(_ secret: SecureBytes, for item: ItemKey, options: StoreOptions, holding lease: RefreshLease) async throws -> Bool {

@@ -9,7 +9,7 @@ extension PostgresTokenStore: DataKeyReporting {
         let rows = try await connection { connection, logger in
             try await connection.query("""
                 SELECT count(*) FROM sortedvault_items
-                WHERE refresh_in_doubt > 0 OR (lease_generation <> 0 AND lease_expires_at <= now())
+                WHERE refresh_in_doubt > 0 OR (lease_generation <> 0 AND lease_sent AND lease_expires_at <= now())
                 """, logger: logger).collect()
         }
         return Int(try rows.first?.decode(Int64.self) ?? 0)

@@ -14,8 +14,8 @@ import VaultCrypto
 ///    the login once more: another manager may have refreshed it between step 1 and the claim, and
 ///    the provider is then asked nothing (its refresh token was rotated; sending it would be a
 ///    reuse, which a strict provider answers by revoking the login);
-/// 3. without the lock, ask the provider (bounded by the transport's deadline, which the lease
-///    outlives twice over);
+/// 3. without the lock, record the request under the lease (``LoginLeases/recordRequest(under:)``),
+///    then ask the provider (bounded by the transport's deadline, which the lease outlives twice over);
 /// 4. under the lock again, re-read the login and apply the answer only if it is still the login
 ///    the request was made for (same sign-in, same refresh token), writing it only while the lease
 ///    is still the latest. A logout, a new sign-in, or another manager that took over an expired
@@ -26,7 +26,7 @@ import VaultCrypto
 /// after its lease was overtaken, can neither bring back nor overwrite the login.
 ///
 /// An answer that may have reached the provider but never came back (the deadline passed, the
-/// connection broke, the holder died) leaves the login "in doubt": the provider may have rotated
+/// connection broke, the holder died after recording its request) leaves the login "in doubt": the provider may have rotated
 /// its refresh token. The next claim says so, and that refresh is the one retry with the same
 /// token. If its answer is lost too, or the provider calls the token invalid, the login ends with
 /// `rotationInDoubt`: no further request could tell which token is current.
@@ -137,7 +137,13 @@ extension SessionManager {
             switch claim {
             case .granted(let granted, let lost):
                 (lease, answersLost) = (granted, lost)
-                let current = try await withKeyLock(key) { try await storedSession(key) }
+                let current: LoginSession?
+                do {
+                    current = try await withKeyLock(key) { try await storedSession(key) }
+                } catch {
+                    await giveBack(lease, answerLost: false)
+                    throw error
+                }
                 guard let current, current.loginID == session.loginID, current.refreshToken.map({ $0 == usedToken }) ?? false else {
                     await giveBack(lease, answerLost: false)
                     guard let current else { return .reauthRequired(.noSession) }
@@ -155,10 +161,31 @@ extension SessionManager {
                 await waitForHolder(hints, until: until)
                 continue
             }
-            // Two answers lost one after another: no third request, it could not tell which token is current.
-            let answer = answersLost >= 2
-                ? RefreshAnswer.lost("the answers to the last refresh requests were lost")
-                : await verified(await oauth.refresh(session, refreshToken: usedToken), for: session)
+            let answer: RefreshAnswer
+            if answersLost >= 2 {
+                // Two answers lost one after another: no third request, it could not tell which token is current.
+                answer = .lost("the answers to the last refresh requests were lost")
+            } else {
+                // Recorded before it is sent: only a lease whose request may have gone out counts as
+                // a lost answer if it runs out. A store that cannot record it hears of no request.
+                let recorded: Bool
+                do {
+                    recorded = try await store.recordRequest(under: lease)
+                } catch {
+                    await giveBack(lease, answerLost: false)
+                    throw error
+                }
+                guard recorded else {
+                    // Overtaken since the claim (it ran out and another took it, or a sign-in or a
+                    // logout replaced the login): read again.
+                    supersededRounds += 1
+                    if supersededRounds == 2 {
+                        return .offline(validGrant(session), reason: "the login changed while it was being refreshed; ask again")
+                    }
+                    continue
+                }
+                answer = await verified(await oauth.refresh(session, refreshToken: usedToken), for: session)
+            }
             let applied: Applied
             do {
                 applied = try await withKeyLock(key) {

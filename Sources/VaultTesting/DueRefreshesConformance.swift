@@ -116,6 +116,7 @@ public enum DueRefreshesConformance {
         let first = try await claimed(s.a, duration: s.shortLease)
         try require(first.map(\.lease.item) == [login("ada")], "ada alone is due with a free lease, got \(first)")
         try require(try await claimed(s.b, owner: "daemon-b").isEmpty, "a claimed login was claimed again while its lease lasted")
+        try require(try await s.a.recordRequest(under: first[0].lease), "the holder's request must be recorded")
         try await s.runOut(first[0].lease.expiresAt)
         // Its holder never came back: the next claim takes it over, and counts the unknown answer.
         let second = try await claimed(s.b, owner: "daemon-b")

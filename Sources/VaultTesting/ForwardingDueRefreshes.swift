@@ -32,6 +32,7 @@ extension ForwardingDueRefreshes {
     public func store(_ secret: SecureBytes, for item: ItemKey, options: StoreOptions, holding lease: RefreshLease) async throws -> Bool {
         try await inner.store(secret, for: item, options: options, holding: lease)
     }
+    public func recordRequest(under lease: RefreshLease) async throws -> Bool { try await inner.recordRequest(under: lease) }
     public func release(_ lease: RefreshLease, answerLost: Bool) async throws { try await inner.release(lease, answerLost: answerLost) }
     public func changes(of item: ItemKey) async -> AsyncStream<Void>? { await inner.changes(of: item) }
     public func loginsInDoubt() async throws -> Int { try await inner.loginsInDoubt() }

@@ -45,6 +45,7 @@ public enum LoginLeasesConformance {
         Case(name: "an expired lease nobody claimed may still commit, once", run: expiredUnclaimedCommits),
         Case(name: "a plain store or a delete fences the holder", run: plainStoreAndDeleteFence),
         Case(name: "released lost answers are counted one after another", run: lostAnswersCounted),
+        Case(name: "a lease that runs out before its request is recorded is no lost answer", run: unrecordedLeaseIsNoLoss),
         Case(name: "a claim of an item not stored, or deleted, is notFound", run: claimOfMissingItem),
     ]
 
@@ -84,11 +85,13 @@ public enum LoginLeasesConformance {
     static func lateHolderFenced(_ s: Subject) async throws {
         try await s.a.store(SecureBytes(copying: [1]), for: item, options: StoreOptions())
         let first = try granted(await s.a.claimRefresh(of: item, owner: "daemon-a", duration: s.shortLease))
+        try require(try await s.a.recordRequest(under: first.lease), "the holder's request must be recorded")
         try await s.runOut(first.lease.expiresAt)
         // A's answer never came back: B takes over and is told one answer is unknown.
         let second = try granted(await s.b.claimRefresh(of: item, owner: "daemon-b", duration: 600))
         try require(second.lease.generation > first.lease.generation, "generations must grow: \(first.lease) then \(second.lease)")
         try require(second.lost == 1, "the overtaken lease is one lost answer, got \(second.lost)")
+        try require(!(try await s.a.recordRequest(under: first.lease)), "the overtaken holder's request must not be recorded")
         let late = try await s.a.store(SecureBytes(copying: [2]), for: item, options: StoreOptions(), holding: first.lease)
         try require(!late, "the overtaken holder's store must be fenced")
         try require(try await s.b.retrieve(item).secret.constantTimeEquals([1]), "a fenced store wrote")
@@ -147,6 +150,27 @@ public enum LoginLeasesConformance {
         try await s.a.release(third.lease, answerLost: false)   // a known answer: the doubt is gone
         let fourth = try granted(await s.b.claimRefresh(of: item, owner: "b", duration: 600))
         try require(fourth.lost == 0, "a known answer clears the count, got \(fourth.lost)")
+    }
+
+    static func unrecordedLeaseIsNoLoss(_ s: Subject) async throws {
+        try await s.a.store(SecureBytes(copying: [1]), for: item, options: StoreOptions())
+        // A holder that never sent its request (its store went away after the claim, it was killed
+        // first) and could not give the lease back: nobody's answer is unknown.
+        let first = try granted(await s.a.claimRefresh(of: item, owner: "daemon-a", duration: s.shortLease))
+        try await s.runOut(first.lease.expiresAt)
+        try require(try await s.a.loginsInDoubt() == 0, "a lease that ran out unrecorded is not in doubt")
+        let second = try granted(await s.b.claimRefresh(of: item, owner: "daemon-b", duration: s.shortLease))
+        try require(second.lost == 0, "a lease that ran out unrecorded is no lost answer, got \(second.lost)")
+        // The next holder records its request and is cut off too: that one counts, once.
+        try require(try await s.b.recordRequest(under: second.lease), "the holder's request must be recorded")
+        try await s.runOut(second.lease.expiresAt)
+        try require(try await s.a.loginsInDoubt() == 1, "a lease that ran out after its request is in doubt")
+        let third = try granted(await s.a.claimRefresh(of: item, owner: "daemon-a", duration: s.shortLease))
+        try require(third.lost == 1, "a lease that ran out after its request is one lost answer, got \(third.lost)")
+        // A claim that follows an unrecorded one keeps the count it was given, neither more nor less.
+        try await s.runOut(third.lease.expiresAt)
+        let fourth = try granted(await s.b.claimRefresh(of: item, owner: "daemon-b", duration: 600))
+        try require(fourth.lost == 1, "an unrecorded lease after a lost answer leaves the count at 1, got \(fourth.lost)")
     }
 
     static func claimOfMissingItem(_ s: Subject) async throws {

@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import PostgresNIO
 import Testing
 import TestSupport
 import VaultClient
@@ -15,7 +17,8 @@ extension PostgresSuite {
         static let logins = 3
 
         @Test func aRewrapWhileThreeDaemonsServeFailsNoReadAndRetiresTheOldKey() async throws {
-            let fleet = try FleetDaemons(count: 3, database: try FleetDatabase.fresh())
+            let database = try FleetDatabase.fresh()
+            let fleet = try FleetDaemons(count: 3, database: database)
             defer { fleet.stopAll() }
             let provider = try OAuthTestProvider()
             for index in 0..<Self.items {
@@ -53,9 +56,40 @@ extension PostgresSuite {
                 }
             }
             try await waitUntil("the readers to be served") { served.withLock { $0 } > 0 }
-            let servedBefore = served.withLock { $0 }
-            let rewrap = try await Task.detached { try fleet.hosts[1].run(["fleet", "rewrap", "--batch-size", "10"]) }.value
-            let servedDuring = served.withLock { $0 } - servedBefore
+            // Until every login's refresh is stored: from then on the readers only read.
+            for key in keys {
+                while true {
+                    if case .valid = try await fleet.sessions(0).autoLogin(key) { break }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+            }
+            // Every login is refreshed and stored: from here the readers only read. One row stays locked while
+            // the rewrap runs: the rewrap skips it (SKIP LOCKED), moves the others and cannot retire
+            // the old key, so it is held half-way, both keys in use, until the readers have been
+            // served that way; then the row is let go and the rewrap ends.
+            let oldKey = before[0].id
+            let (rewrapTask, servedDuring) = try await database.withClient { client in
+                try await client.withTransaction(logger: Logger(label: "test")) { connection in
+                    _ = try await connection.query("SELECT lookup FROM sortedvault_items ORDER BY lookup LIMIT 1 FOR UPDATE",
+                                                   logger: Logger(label: "test")).collect()
+                    let ended = Flag()
+                    let rewrap = Task.detached {
+                        defer { ended.set() }
+                        return try fleet.hosts[1].run(["fleet", "rewrap", "--batch-size", "10"])
+                    }
+                    while !ended.isSet {
+                        let moved = try await client.query("SELECT count(*) FROM sortedvault_items WHERE key_id > \(oldKey)").collect()
+                        if try moved.first?.decode(Int64.self) == Int64(Self.items + Self.logins - 1) { break }
+                        try await Task.sleep(for: .milliseconds(10))
+                    }
+                    let mark = served.withLock { $0 }
+                    try await waitUntil("reads served while the rewrap is half-way") { ended.isSet || served.withLock { $0 } >= mark + 3 * Self.logins }
+                    return (rewrap, served.withLock { $0 } - mark)
+                }
+            }
+            // Held, the rewrap waits between its rounds on the daemons' clock: a second lets it look again.
+            fleet.clock.advance(by: 1)
+            let rewrap = try await rewrapTask.value
             done.set()
             var reads = 0
             for reader in readers {
@@ -63,8 +97,8 @@ extension PostgresSuite {
                 reads += result.reads
                 #expect(result.failures.isEmpty, "\(result.failures.prefix(5))")
             }
-            #expect(servedDuring > 0, "no read was served while the rewrap ran")
-            print("fleet rewrap: \(reads) reads in all, \(servedDuring) of them while the rewrap ran")
+            #expect(servedDuring >= 3 * Self.logins, "the rewrap ended before the readers were served while it was half-way")
+            print("fleet rewrap: \(reads) reads in all, \(servedDuring) of them while the rewrap was half-way")
             #expect(rewrap.status == 0, "\(rewrap.stderr)")
             let newKey = before[0].id + 1
             #expect(rewrap.text.contains("under data key \(newKey); retired data keys: \(before[0].id)"), "\(rewrap.text)")

@@ -58,6 +58,7 @@ private struct LeasesOnly: LoginLeases {
     func store(_ secret: SecureBytes, for item: ItemKey, options: StoreOptions, holding lease: RefreshLease) async throws -> Bool {
         try await inner.store(secret, for: item, options: options, holding: lease)
     }
+    func recordRequest(under lease: RefreshLease) async throws -> Bool { try await inner.recordRequest(under: lease) }
     func release(_ lease: RefreshLease, answerLost: Bool) async throws { try await inner.release(lease, answerLost: answerLost) }
     func loginsInDoubt() async throws -> Int { try await inner.loginsInDoubt() }
     func store(_ secret: SecureBytes, for key: ItemKey, options: StoreOptions) async throws { try await inner.store(secret, for: key, options: options) }

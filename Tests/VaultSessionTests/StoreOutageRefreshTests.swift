@@ -49,25 +49,77 @@ import VaultTesting
     }
 }
 
+/// The store goes away right after it grants a lease, before the holder could send anything, and
+/// the holder cannot give the lease back: the lease runs out on its own. Nobody's answer is
+/// unknown, so however often that happens, the next refresh asks the provider and the login stays.
+/// (Each such lease used to count as a lost answer: the third claim ended the login, in doubt,
+/// without a single request.)
+@Suite(.timeLimit(.minutes(20))) struct StoreOutageBeforeTheRequestTests {
+    @Test func leasesThatRanOutBeforeTheirRequestCostNoLostAnswer() async throws {
+        let fleet = FleetSimulation()
+        let outage = Outage(inner: fleet.store)
+        let transport = ScriptedOAuthTransport { _ in .tokens(access: "A2", refresh: "R2") }
+        let manager = try SessionManager(store: outage, transport: transport, clock: fleet.clock, random: { 0.5 }, sleeper: fleet.sleeper)
+        try await fleet.signIn(manager)
+        fleet.clock.advance(by: 3601)
+        for round in 1...3 {
+            outage.goesDownAfterTheNextClaim()
+            let answer = try await manager.autoLogin(FleetSimulation.key)
+            guard case .offline = answer else {
+                Issue.record("round \(round): the store was down, yet the answer was \(answer)")
+                return
+            }
+            #expect(outage.claims == round)
+            outage.isDown = false
+            fleet.clock.advance(by: SessionManager.Configuration().refreshLease + 1)   // the lease nobody gave back runs out
+        }
+        #expect(transport.requestCount == 0, "the store was down before every request")
+        #expect(try await outage.loginsInDoubt() == 0)
+        #expect(try await manager.autoLogin(FleetSimulation.key).accessToken == "A2")
+        #expect(transport.requestCount == 1)
+        #expect(text(try await fleet.storedLogin()?.refreshToken) == "R2")
+    }
+}
+
 /// A lease store that fails every call with `.unavailable` while it is down.
 final class Outage: DueRefreshes, Sendable {
     let inner: any DueRefreshes
-    private let down = Locked(false)
+    private struct State {
+        var down = false
+        var downAfterClaim = false
+        var claims = 0
+    }
+    private let state = Locked(State())
 
     init(inner: any DueRefreshes) { self.inner = inner }
 
     var isDown: Bool {
-        get { down.withLock { $0 } }
-        set { down.withLock { $0 = newValue } }
+        get { state.withLock { $0.down } }
+        set { state.withLock { $0.down = newValue } }
     }
+
+    /// Leases granted so far.
+    var claims: Int { state.withLock { $0.claims } }
+
+    /// The next granted claim takes the store down as it answers.
+    func goesDownAfterTheNextClaim() { state.withLock { $0.downAfterClaim = true } }
 
     private func reach() throws {
         if isDown { throw VaultError(.unavailable, "the database did not answer") }
     }
 
     func claimRefresh(of item: ItemKey, owner: String, duration: TimeInterval) async throws -> LeaseClaim {
-        try reach(); return try await inner.claimRefresh(of: item, owner: owner, duration: duration)
+        try reach()
+        let claim = try await inner.claimRefresh(of: item, owner: owner, duration: duration)
+        if case .granted = claim {
+            state.withLock { state in
+                state.claims += 1
+                if state.downAfterClaim { (state.down, state.downAfterClaim) = (true, false) }
+            }
+        }
+        return claim
     }
+    func recordRequest(under lease: RefreshLease) async throws -> Bool { try reach(); return try await inner.recordRequest(under: lease) }
     func store(_ secret: SecureBytes, for item: ItemKey, options: StoreOptions, holding lease: RefreshLease) async throws -> Bool {
         try reach(); return try await inner.store(secret, for: item, options: options, holding: lease)
     }
