@@ -50,6 +50,7 @@ import VaultTesting
             Issue.record("the first claim was not granted"); return
         }
         #expect(try await leases.claimRefresh(of: item, owner: "b", duration: 30) == .held(owner: "a", until: first.expiresAt))
+        #expect(try await leases.recordRequest(under: first))   // a's request goes out, and its answer never comes
         clock.advance(by: 30)
         guard case .granted(let second, 1) = try await leases.claimRefresh(of: item, owner: "b", duration: 30) else {
             Issue.record("the claim after expiry was not granted, or did not count the unresolved holder"); return
