@@ -41,7 +41,7 @@ extension PostgresSuite {
             }
             // Each migration applied once, however many daemons raced to it.
             let versions = try await database.sql("SELECT version FROM sortedvault_schema ORDER BY version").map { try $0.decode(Int32.self) }
-            #expect(versions == [1, 2, 3])
+            #expect(versions == [1, 2, 3, 4])
             let keys = try await database.sql("SELECT purpose, key_id FROM sortedvault_keys ORDER BY key_id").map { try $0.decode((String, Int32).self) }
             #expect(keys.map(\.0) == ["lookup", "data"] && keys.map(\.1) == [0, 1])
             try await database.withStore(master: master) { store throws in
