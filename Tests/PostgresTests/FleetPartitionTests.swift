@@ -30,6 +30,12 @@ extension PostgresSuite {
             let master = masterKey()
             let item = try ItemKey(service: "com.sorted.api", account: "ada")
 
+            // First the server is reached over TLS on real time: each try (a new pool, migrating the
+            // database) is bounded by the call deadline, and tried again. Full runs beside two CPU
+            // hogs spent the whole time limit before the first guard below, with no error to name.
+            try await withHangGuard(limit: .seconds(600), "the partitioned server reached over TLS") {
+                try await Self.eventually { try await database.withStore(master: master, clock: clock, settings: settings) { _ in } }
+            }
             try await database.withStore(master: master, clock: clock, settings: settings, deadlineClock: sleeper) { a in
                 try await database.withStore(master: master, clock: clock, settings: settings, deadlineClock: sleeper) { b in
                     let listener = Task { await b.listenForChanges(listenConfiguration) }
