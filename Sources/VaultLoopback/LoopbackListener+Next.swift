@@ -44,13 +44,13 @@ extension LoopbackListener {
             for entry in polled.dropFirst(1 + sockets.count) where entry.revents != 0 {
                 if let callback = readMore(entry.fd) { return .success(callback) }
             }
-            // A connection's deadline counts from its accept, not from before the poll: the poll may
-            // have waited far longer than a request deadline for it (a user signing in).
-            for entry in polled.dropFirst().prefix(sockets.count) where entry.revents != 0 { accept(from: entry.fd, now: ContinuousClock.now) }
+            for entry in polled.dropFirst().prefix(sockets.count) where entry.revents != 0 { accept(from: entry.fd) }
         }
     }
 
-    private func accept(from socket: Int32, now: ContinuousClock.Instant) {
+    /// A connection's deadline counts from its accept, not from before the poll: the poll may have
+    /// waited far longer than a request deadline for it (a user signing in).
+    private func accept(from socket: Int32) {
         let fd = Glibc.accept(socket, nil, nil)
         guard fd >= 0 else { return }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
@@ -58,7 +58,8 @@ extension LoopbackListener {
         if connections.count >= Self.maximumConnections, let oldest = connections.indices.min(by: { connections[$0].deadline < connections[$1].deadline }) {
             Glibc.close(connections.remove(at: oldest).fd)
         }
-        connections.append(OpenConnection(fd: fd, head: [UInt8](repeating: 0, count: Self.maximumHeadBytes), deadline: now + requestDeadline))
+        connections.append(OpenConnection(fd: fd, head: [UInt8](repeating: 0, count: Self.maximumHeadBytes),
+                                          deadline: ContinuousClock.now + requestDeadline))
     }
 
     /// Reads what `fd` has; the callback once its head is a `GET` of the path. A finished request
