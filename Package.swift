@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Dependencies point one way: CSodium ← VaultCrypto ← VaultCore ← Vault ← VaultSQLite ← executables;
-// VaultCore ← VaultSession (the OAuth2 login logic, no I/O) ← VaultOAuthHTTP (URLSession) ← VaultDaemon;
+// VaultCore ← VaultSession (the OAuth2 login logic, no I/O) ← VaultOAuthHTTP (AsyncHTTPClient) ← VaultDaemon;
 // VaultCore ← VaultOIDC (id-token verification, no I/O) ← VaultOAuthHTTP.
 // VaultCrypto is the only importer of libsodium; VaultSQLite sees only ciphertext.
 // Varlink (the socket protocol) and VaultPolicy (access rules) know nothing of crypto or storage;
@@ -58,6 +58,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", exact: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", exact: "2.4.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
     ],
     targets: [
         .systemLibrary(
@@ -113,7 +115,21 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
-        .target(name: "VaultOAuthHTTP", dependencies: ["VaultSession", "VaultOIDC", "VaultCore", "VaultCrypto"]),
+        // The one HTTP client of the daemon: AsyncHTTPClient on the process's event loops, TLS from
+        // swift-nio-ssl (BoringSSL, as postgres-nio's fleet TLS) and the system's trust roots.
+        .target(
+            name: "VaultOAuthHTTP",
+            dependencies: [
+                "VaultSession", "VaultOIDC", "VaultCore", "VaultCrypto",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The optional desktop keyring (freedesktop Secret Service) through libsecret, loaded by dlopen
         // (CSecretLoader) at the first keyring call: the daemon maps neither it nor GLib unless the
         // keyring is used.
@@ -234,6 +250,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        .testTarget(name: "ProviderHTTPTests", dependencies: ["VaultOAuthHTTP", "VaultOIDC", "VaultSession", "VaultCrypto", "BoundedJSON", "TestSupport"]),
         .testTarget(
             name: "DaemonTests",
             dependencies: [

@@ -62,7 +62,6 @@ public enum Daemon {
     /// Runs until SIGTERM or SIGINT, or until its socket path no longer leads to it, then shuts down cleanly.
     public static func run(_ configuration: DaemonConfiguration, logger: Logger) async throws {
         try ProcessHardening.apply()
-        ProcessHardening.scrubEnvironment()
         DescriptorLimit.raiseToHardLimit(logger: logger)
         // The parts' blocking work runs on this one pool, shut down after `close()`.
         try await BlockingWork.withThreadPool { threadPool in

@@ -131,9 +131,9 @@ struct DaemonParts: Sendable {
         let policySource = PolicySource(policy: policy, directory: paths.policyDirectory, daemonUID: uid)
         let access = AccessControl(policySource: policySource, logger: logger, names: logNames, accessLog: accessLog)
         let activity = ActivityClock(clock: configuration.clock)
-        let providerDeadline = settings.sessionProviderDeadlineSeconds.map(TimeInterval.init) ?? URLSessionTransport.defaultTimeout
+        let providerDeadline = settings.sessionProviderDeadlineSeconds.map(TimeInterval.init) ?? HTTPClientTransport.defaultTimeout
         let sessions = try SessionManager(
-            store: logins, transport: URLSessionTransport(timeout: providerDeadline), clock: configuration.clock,
+            store: logins, transport: HTTPClientTransport(timeout: providerDeadline), clock: configuration.clock,
             configuration: SessionManager.Configuration(
                 minValid: TimeInterval(settings.sessionMinValidSeconds),
                 refreshAhead: TimeInterval(settings.sessionProactiveRefreshSeconds),
@@ -142,7 +142,7 @@ struct DaemonParts: Sendable {
                 deviceFlow: settings.sessionDeviceFlow),
             logger: logger, logName: { logNames.field($0) }, metrics: metrics)
         await sessions.useOpenID(OIDCCacheVerifier(
-            cache: OIDCProviderCache(fetcher: URLSessionDocumentFetcher(), clock: configuration.clock)))
+            cache: OIDCProviderCache(fetcher: HTTPDocumentFetcher(), clock: configuration.clock)))
         // Start-up ends twice over: when the server listens (``announce``, below) and when the work
         // loop has resumed the stored logins; whichever comes last unmaps start-up's code.
         let workLoop = SessionWorkLoop(sessions: sessions, storeIsLocked: { await vault?.isLocked ?? false }, clock: configuration.clock,

@@ -22,26 +22,6 @@ public enum ProcessHardening {
         }
     }
 
-    /// Makes the environment safe for the HTTP stack (libcurl under URLSession), before its first use:
-    /// - loopback is never proxied: plain http is allowed only to loopback because it stays on this
-    ///   machine, and a proxy would see the refresh token and client secret in clear. libcurl reads
-    ///   proxies from `http_proxy`, `https_proxy` and `all_proxy` and exceptions from `no_proxy`
-    ///   (lower case first); URLSession on Linux applies no proxy setting of its own;
-    /// - libcurl's debug output (`URLSessionDebugLibcurl`, `URLSessionDebug`) would print request
-    ///   headers and bodies, keys and tokens among them, to standard error: removed.
-    static func scrubEnvironment() {
-        for name in ["URLSessionDebugLibcurl", "URLSessionDebug"] { unsetenv(name) }
-        let loopback = ["localhost", "127.0.0.0/8", "::1"]
-        for name in ["no_proxy", "NO_PROXY"] {
-            let current = getenv(name).map { String(cString: $0) } ?? ""
-            if current == "*" { continue }  // nothing is proxied already
-            let present = Set(current.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
-            let missing = loopback.filter { !present.contains($0) }
-            guard !missing.isEmpty else { continue }
-            setenv(name, (current.isEmpty ? [] : [current]).joined() + (current.isEmpty ? "" : ",") + missing.joined(separator: ","), 1)
-        }
-    }
-
     /// Whether the process is currently non-dumpable (for `status` and tests).
     static var isNonDumpable: Bool { sortedvault_get_dumpable() == 0 }
 

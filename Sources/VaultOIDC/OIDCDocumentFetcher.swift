@@ -1,10 +1,10 @@
 import Foundation
 
 /// How ``OIDCProviderCache`` gets the public documents of a provider: the discovery document and the
-/// key set. `VaultOAuthHTTP.URLSessionDocumentFetcher` is the real one.
+/// key set. `VaultOAuthHTTP.HTTPDocumentFetcher` is the real one.
 ///
 /// ```swift
-/// let cache = OIDCProviderCache(fetcher: URLSessionDocumentFetcher(), clock: SystemClock())
+/// let cache = OIDCProviderCache(fetcher: HTTPDocumentFetcher(), clock: SystemClock())
 /// ```
 ///
 /// Conformers send a plain `GET` with `Accept: application/json` and no credentials, never follow

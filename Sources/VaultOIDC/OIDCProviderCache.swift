@@ -6,7 +6,7 @@ import VaultCrypto
 /// and kept, so that verifying an id token usually needs no request.
 ///
 /// ```swift
-/// let cache = OIDCProviderCache(fetcher: URLSessionDocumentFetcher(), clock: SystemClock())
+/// let cache = OIDCProviderCache(fetcher: HTTPDocumentFetcher(), clock: SystemClock())
 /// let token = try await cache.verifyIDToken(idToken, issuer: issuer, clientID: "sorted-app")
 /// ```
 ///

@@ -99,7 +99,7 @@ public struct OAuthTransportError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// How sessions reach providers. `VaultOAuthHTTP.URLSessionTransport` is the real one; tests of
+/// How sessions reach providers. `VaultOAuthHTTP.HTTPClientTransport` is the real one; tests of
 /// logic may script one.
 ///
 /// Conformers POST the body with the request's content type and `Accept: application/json`, send

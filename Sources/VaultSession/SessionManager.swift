@@ -10,7 +10,7 @@ import VaultCrypto
 /// expire, wipes a login that can no longer be renewed, and logs out with revocation at the provider.
 ///
 /// ```swift
-/// let sessions = SessionManager(store: vault, transport: URLSessionTransport(), clock: SystemClock())
+/// let sessions = SessionManager(store: vault, transport: HTTPClientTransport(), clock: SystemClock())
 /// try await sessions.save(try TokenResponse(json: signInAnswer), provider: provider, for: key)
 /// switch try await sessions.autoLogin(key) { … }
 /// ```

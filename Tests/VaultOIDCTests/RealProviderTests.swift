@@ -21,7 +21,7 @@ import VaultTesting
         let clock = RealTimeOffsetClock()
         let cache: OIDCProviderCache
 
-        init(fetcher: URLSessionDocumentFetcher = URLSessionDocumentFetcher()) throws {
+        init(fetcher: HTTPDocumentFetcher = HTTPDocumentFetcher()) throws {
             provider = try OAuthTestProvider()
             cache = OIDCProviderCache(fetcher: fetcher, clock: clock, keyRefetchInterval: 600)
         }
@@ -147,7 +147,7 @@ import VaultTesting
     @Test func theFetcherDoesNotFollowRedirectsAndAMissingDiscoveryDocumentIsNotTransient() async throws {
         let world = try World()
         // Django's CommonMiddleware answers /o/userinfo with a 301 to /o/userinfo/.
-        let (status, _) = try await URLSessionDocumentFetcher().fetch(URL(string: world.provider.base + "/o/userinfo")!)
+        let (status, _) = try await HTTPDocumentFetcher().fetch(URL(string: world.provider.base + "/o/userinfo")!)
         #expect(status == 301)
         // No discovery document under that issuer: HTTP 404, a configuration error, not "offline".
         let elsewhere = URL(string: world.provider.base + "/elsewhere")!
@@ -157,7 +157,7 @@ import VaultTesting
     }
 
     @Test func aProviderThatDoesNotAnswerInTimeIsUnreachableAndTransient() async throws {
-        let world = try World(fetcher: URLSessionDocumentFetcher(deadline: .milliseconds(300)))
+        let world = try World(fetcher: HTTPDocumentFetcher(deadline: .milliseconds(300)))
         try await world.provider.control("/test/oidc", ["discovery_delay": 5])
         let started = ContinuousClock.now
         let code = await oidcErrorCode { _ = try await world.cache.discovery(for: world.provider.issuer) }

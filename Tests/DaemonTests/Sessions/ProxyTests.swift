@@ -16,6 +16,7 @@ import Glibc
 extension DaemonSuite {
     /// Plain http is allowed to loopback only because it never leaves the machine: a proxy named in
     /// the daemon's environment must not carry it (it would see the refresh token and client secret).
+    /// The HTTP client takes no proxy from the environment at all.
     @Suite struct ProxyTests {
         /// A TCP listener on 127.0.0.1 that counts the connections it accepts and closes them.
         final class CountingListener: @unchecked Sendable {
@@ -88,16 +89,18 @@ extension DaemonSuite {
             cli.stopDaemon()
         }
 
-        @Test func libcurlsDebugOutputIsOffWhateverTheEnvironmentSays() async throws {
+        /// The HTTP client writes nothing of a request to the daemon's output, whatever debug
+        /// switches of other HTTP stacks (libcurl's under URLSession) the environment sets.
+        @Test func theDaemonsLogHoldsNoRequestHeaderOrSecretOfARefresh() async throws {
             let (cli, refreshed, signIn) = try await refreshThroughADaemon(
-                environment: ["URLSessionDebugLibcurl": "1", "URLSessionDebug": "1"])
+                environment: ["URLSessionDebugLibcurl": "1", "URLSessionDebug": "1", "CURLOPT_VERBOSE": "1"])
             #expect(refreshed.outcome == "refreshed", "\(refreshed) — daemon: \(cli.daemonOutput())")
             cli.stopDaemon()
             guard case .object(let answer) = try JSONValue.parse(signIn), let refresh = answer["refresh_token"]?.stringValue else {
                 throw HarnessError("no refresh token in the sign-in answer")
             }
             for secret in [refresh, OAuthTestProvider.clientSecret] {
-                #expect(try !cli.daemonLogged(secret), "the daemon's log holds a secret libcurl printed")
+                #expect(try !cli.daemonLogged(secret), "the daemon's log holds a secret of the refresh")
             }
             #expect(try !cli.daemonLogged("Authorization:"), "the daemon's log holds request headers")
         }

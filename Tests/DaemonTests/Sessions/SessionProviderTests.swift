@@ -31,7 +31,7 @@ extension DaemonSuite {
                 storage = try SQLiteSealedStorage(path: directory + "/vault.db")
                 vault = try await EncryptedVault.create(storage: storage, threadPool: .singleton, keySource: .keyFile(SecureBytes(randomCount: 32)), clock: clock)
                 provider = try OAuthTestProvider()
-                sessions = try SessionManager(store: vault, transport: URLSessionTransport(timeout: 5), clock: clock, random: { 0.5 })
+                sessions = try SessionManager(store: vault, transport: HTTPClientTransport(timeout: 5), clock: clock, random: { 0.5 })
             }
 
             deinit {

@@ -12,16 +12,16 @@ import VaultTesting
 extension DaemonSuite {
     /// A slow provider can neither stretch a refresh past its deadline nor hold a logout.
     @Suite struct SlowProviderTests {
-        /// The provider sends its answer one byte every 2 s (60 s in all); URLSession's own timeouts
-        /// count only the time between bytes, so only a total deadline ends the request. The
-        /// deadline is the one the daemon's transport has (``URLSessionTransport/defaultTimeout``),
+        /// The provider sends its answer one byte every 2 s (60 s in all); a timeout between bytes
+        /// would never fire, so only a total deadline ends the request. The
+        /// deadline is the one the daemon's transport has (``HTTPClientTransport/defaultTimeout``),
         /// on a clock the test moves: the request is still running 0.1 s before it, and cut off at it.
         @Test func aProviderTricklingOneByteEveryTwoSecondsIsCutOffAtTheDeadlineAsOffline() async throws {
             let world = try await SessionProviderTests.World()
             try await world.signIn()
             let deadlines = ManualSleepClock()
             let time = ManualClock(mirror: deadlines.reach)
-            let sessions = try SessionManager(store: world.vault, transport: URLSessionTransport(clock: deadlines),
+            let sessions = try SessionManager(store: world.vault, transport: HTTPClientTransport(clock: deadlines),
                                           clock: world.clock, random: { 0.5 })
             world.clock.advance(by: 3700)
             try await world.provider.control("/test/trickle", ["count": 1, "interval": 2, "bytes": 30])
@@ -34,7 +34,7 @@ extension DaemonSuite {
             // Waits (real time, only for the request to start) until the request's deadline is armed.
             for _ in 0..<2000 where deadlines.sleeping == 0 { try await Task.sleep(for: .milliseconds(10)) }
             try #require(deadlines.sleeping == 1, "the refresh never armed its deadline")
-            let deadline = URLSessionTransport.defaultTimeout
+            let deadline = HTTPClientTransport.defaultTimeout
             time.set(to: time.now.addingTimeInterval(deadline - 0.1))
             // Moving the clock ends every sleep due by then at once: the deadline is still ahead.
             let finishedEarly = finished.load(ordering: .sequentiallyConsistent)
