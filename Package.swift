@@ -8,7 +8,7 @@ import PackageDescription
 // Varlink (the socket protocol) and VaultPolicy (access rules) know nothing of crypto or storage;
 // VaultDaemon wires them to a vault, VaultClient speaks the protocol, the `sortedvault-daemon`
 // executable is the only target that wires everything together, and the `sortedvault` CLI talks to
-// the daemon only (it links neither libcurl nor libsecret, for a short start-up).
+// the daemon only (it links neither the HTTP client nor libsecret, for a short start-up).
 // The daemon is linked by lld with packed relative relocations (DT_RELR, glibc 2.36 and later): a
 // position-independent Swift binary carries one relocation per absolute pointer in its metadata,
 // 112,000 in the static daemon, which the loader reads (2.7 MB of the file) and applies at every start.
@@ -202,7 +202,7 @@ let package = Package(
         // CLICore; everything else is handed (execv, argv unchanged) to `sortedvault-cli`.
         .executableTarget(name: "sortedvault", dependencies: ["CLICore", "VaultAPI", "VaultCrypto", "BoundedJSON", "CLinuxShims"]),
         // The full command tree (ArgumentParser), installed next to `sortedvault` as `sortedvault-cli`:
-        // talks to the daemon only, so it links neither libcurl nor libsecret. Run through a link named
+        // talks to the daemon only, so it links neither the HTTP client nor libsecret. Run through a link named
         // `git-credential-sortedvault` or `docker-credential-sortedvault`, it is that credential helper.
         .executableTarget(
             name: "sortedvault-cli",

@@ -16,7 +16,7 @@ extension VaultLogin {
     /// (declined, or a refused code), `.callbackMismatch` (a custom opener's answer with another
     /// sign-in's state), `.unavailable` (no answer within `timeout`, or the provider unreachable);
     /// `CancellationError`. A custom opener must end when its task is cancelled (as `Task.sleep`
-    /// and URLSession do): the timeout waits for it.
+    /// and AsyncHTTPClient do): the timeout waits for it.
     @discardableResult
     public func signIn(provider: ProviderSettings, scopes: [String] = [], timeout: TimeInterval = SignInRequest.defaultLifetime,
                        opener: SignInOpener = .loopback()) async throws -> SessionStatus {

@@ -2,7 +2,7 @@ import ArgumentParser
 import CLIOptions
 
 /// `sortedvault init …`, `recover …` and `daemon …` run `sortedvault-daemon`, which holds the code
-/// that needs libcurl and libsecret. Their options are declared here too (the same
+/// that needs the HTTP client, TLS and libsecret. Their options are declared here too (the same
 /// ``InitArguments``…), so help, man pages and completions show them; once parsed, the command's
 /// arguments pass to `sortedvault-daemon` unchanged.
 struct InitForwarder: ParsableCommand {
