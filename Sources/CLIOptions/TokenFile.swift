@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Synchronization
 import VaultCore
 import VaultCrypto
 
@@ -28,7 +29,7 @@ public final class TokenFile: @unchecked Sendable {
     public let path: String
     private let directory: CInt
     private let name: String
-    private let lock = NSLock()
+    private let lock = Mutex(())
     private var generation = 0
     private var removed = false
 
@@ -45,7 +46,7 @@ public final class TokenFile: @unchecked Sendable {
         let level = try Self.openPrivateDirectory("sortedvault", in: top, path: runtime + "/sortedvault")
         defer { close(level) }
         directory = try Self.openPrivateDirectory("exec", in: level, path: runtime + "/sortedvault/exec")
-        let random = SecureBytes(randomCount: 8).withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() }
+        let random = SecureBytes(randomCount: 8).withUnsafeBytes { Hex.text($0) }
         name = "token-\(getpid())-\(random)"
         path = runtime + "/sortedvault/exec/" + name
         removeStale()
@@ -55,7 +56,7 @@ public final class TokenFile: @unchecked Sendable {
 
     /// Replaces the file's content with `token`, atomically; nothing once the file was removed.
     public func write(_ token: SecureBytes) throws {
-        try lock.withLock {
+        try lock.withLock { _ in
             guard !removed else { return }
             generation += 1
             let temporary = name + ".new\(generation)"
@@ -83,7 +84,7 @@ public final class TokenFile: @unchecked Sendable {
 
     /// Deletes the file; later writes do nothing.
     public func remove() {
-        lock.withLock {
+        lock.withLock { _ in
             removed = true
             _ = unlinkat(directory, name, 0)
         }

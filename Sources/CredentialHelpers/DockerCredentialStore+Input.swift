@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import BoundedJSON
 import VaultCrypto
 
@@ -17,7 +21,7 @@ extension DockerCredentialStore {
         let text = input.withUnsafeBytes { raw in
             String(decoding: raw.filter { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") }, as: UTF8.self)
         }
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = text.trimmedWhitespace
         guard !trimmed.isEmpty else { throw DockerCredentialError("no credentials server URL") }
         return trimmed
     }

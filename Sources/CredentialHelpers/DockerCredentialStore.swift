@@ -1,5 +1,9 @@
 import BoundedJSON
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCore
 import VaultCrypto
 

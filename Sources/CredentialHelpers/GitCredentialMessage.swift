@@ -1,4 +1,9 @@
-import Foundation
+import FoundationEssentials
+import VaultCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCrypto
 
 /// One message of git's credential-helper protocol (gitcredentials(7), git-credential(1)):
@@ -80,14 +85,14 @@ public struct GitCredentialMessage: Sendable {
         }
         protocolName = scheme
         host = try components.host.map { host in
-            let decoded = try Self.checkedText(Array((host.removingPercentEncoding ?? host).utf8)[...], field: "url (host)")
+            let decoded = try Self.checkedText(Array((host.percentDecoded ?? host).utf8)[...], field: "url (host)")
             return components.port.map { "\(decoded):\($0)" } ?? decoded
         }
         let rawPath = components.percentEncodedPath
-        let decodedPath = rawPath.removingPercentEncoding ?? rawPath
+        let decodedPath = rawPath.percentDecoded ?? rawPath
         path = decodedPath.isEmpty ? nil : try Self.checkedText(Array(decodedPath.drop { $0 == "/" }.utf8)[...], field: "url (path)")
         username = try components.percentEncodedUser.map {
-            try Self.checkedText(Array(($0.removingPercentEncoding ?? $0).utf8)[...], field: "url (username)")
+            try Self.checkedText(Array(($0.percentDecoded ?? $0).utf8)[...], field: "url (username)")
         }
     }
 

@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCore
 import VaultCrypto
 
@@ -43,7 +47,7 @@ public struct GitLoginBinding: Sendable, Equatable {
     /// git sends the bound login's access token as its password: only over https, or over plain
     /// http to this machine (127.0.0.0/8, ::1, localhost), where it never crosses a network.
     public static func checkTransport(_ origin: String) throws {
-        guard let separator = origin.range(of: "://") else { throw GitCredentialError("\(origin.debugDescription) is not a URL like https://git.example.com") }
+        guard let separator = origin.firstRange(of: "://") else { throw GitCredentialError("\(origin.debugDescription) is not a URL like https://git.example.com") }
         let scheme = origin[..<separator.lowerBound].lowercased()
         if scheme == "https" { return }
         var host = String(origin[separator.upperBound...])

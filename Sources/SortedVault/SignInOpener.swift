@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultLoopback
 
 /// How ``VaultLogin/signIn(provider:scopes:timeout:opener:)`` shows the provider's page and gets

@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultSession
 
 /// Why ``VaultLogin/accessToken(minValid:)`` has no token to give: the two things an app shows a

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import VaultCore
+import VaultCrypto
 
 #if canImport(Glibc)
 import Glibc
@@ -66,9 +67,9 @@ public struct GenerationFile: GenerationRecord {
     }
 
     private func write(vaultID: [UInt8], generation: UInt64, history: [String]) throws {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = directoryOfPath(path)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let text = "\(Self.magic)\n\(vaultID.map { String(format: "%02x", $0) }.joined())\n\(generation)\n"
+        let text = "\(Self.magic)\n\(Hex.text(vaultID))\n\(generation)\n"
             + history.map { $0 + "\n" }.joined()
         let temporary = "\(path).\(UUID().uuidString).tmp"  // unique: two vaults of one process may write at once
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)

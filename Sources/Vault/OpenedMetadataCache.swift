@@ -1,5 +1,9 @@
 import VaultCrypto
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 import VaultCore
 

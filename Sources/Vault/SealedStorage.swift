@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCore
 
 /// What a storage backend keeps: opaque, already-sealed bytes. Like Vault's physical backend, a

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import VaultCore
 
 #if canImport(Glibc)
@@ -30,7 +30,7 @@ public struct VaultOwnerLock: Sendable {
             var buffer = [UInt8](repeating: 0, count: 32)
             let count = pread(fd, &buffer, buffer.count, 0)
             close(fd)
-            let holder = count > 0 ? Int32(String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) : nil
+            let holder = count > 0 ? Int32(String(decoding: buffer[0..<count], as: UTF8.self).trimmedWhitespace) : nil
             let who = holder.map { "process \($0)" } ?? "another sortedvault process"
             throw VaultError.storageFailure(exclusive
                 ? "the vault \(database) is in use by \(who), a running daemon: stop it first (`systemctl --user stop sortedvault`, or end that process) and try again"

@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A login claimed for its proactive refresh, with the lease the claim took on it.
 public struct DueRefresh: Sendable, Equatable {

@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCrypto
 
 /// What a caller may set alongside a secret. Validated on construction against ``Limits``.

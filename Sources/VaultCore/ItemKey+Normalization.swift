@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The name rule: every service and account name is in Unicode Normalization Form C.
 ///
@@ -17,7 +21,8 @@ import Foundation
 func requireNFC(_ value: String, what: String) throws {
     // ASCII is always NFC: the common case costs one pass over the bytes.
     if value.utf8.allSatisfy({ $0 < 0x80 }) { return }
-    let normalized = value.precomposedStringWithCanonicalMapping
+    // The standard library's own NFC (the one String hashing uses): no ICU in the program.
+    let normalized = String(decoding: value._nfcCodeUnits, as: UTF8.self)
     // Compare bytes: `==` on String would call the two equal, which is the very confusion refused here.
     if !normalized.utf8.elementsEqual(value.utf8) {
         throw VaultError.invalidArgument(

@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCrypto
 
 /// ``LoginLeases`` in process memory over any ``TokenStore``: the lease of a store that one

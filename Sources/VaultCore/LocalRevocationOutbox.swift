@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCrypto
 
 /// ``RevocationOutbox`` over any ``TokenStore`` that one process owns (the embedded vault, the
@@ -42,7 +46,7 @@ public actor LocalRevocationOutbox: RevocationOutbox {
 
     public func enqueueRevocation(_ payload: SecureBytes, for item: ItemKey, wiping: Bool, holdFor: TimeInterval,
                                   discardAfter: Date) async throws -> OutboxEntry {
-        let id = SecureBytes(randomCount: 16).withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() }
+        let id = SecureBytes(randomCount: 16).withUnsafeBytes { Hex.text($0) }
         let now = clock.now
         try await inner.store(payload, for: try ItemKey(service: Self.service, account: id),
                               options: try StoreOptions(label: "sortedvault queued revocation", expiresAt: discardAfter))

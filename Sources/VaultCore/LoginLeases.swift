@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCrypto
 
 /// The right to refresh one login, granted by ``LoginLeases/claimRefresh(of:owner:duration:)``.

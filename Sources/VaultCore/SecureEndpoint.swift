@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The one rule for every URL the vault sends a request to (OAuth2 token and revocation endpoints,
 /// an OpenID Connect issuer, its discovery document and its key set): `https` anywhere, plain

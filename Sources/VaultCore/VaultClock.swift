@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where every piece of vault logic gets "now". Inject it; tests pass a manual clock and advance it
 /// instead of sleeping.

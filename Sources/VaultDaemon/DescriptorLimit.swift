@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 
 #if canImport(Glibc)
@@ -31,6 +31,6 @@ enum DescriptorLimit {
 
     private static var kernelCeiling: rlim_t {
         let text = (try? String(contentsOfFile: "/proc/sys/fs/nr_open", encoding: .utf8)) ?? ""
-        return rlim_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 1_048_576
+        return rlim_t(text.trimmedWhitespace) ?? 1_048_576
     }
 }

@@ -1,5 +1,9 @@
 #if DEBUG
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCore
 import VaultCrypto
 
@@ -29,7 +33,7 @@ public struct FileClock: VaultClock {
 
     private static func read(_ path: String) -> Date? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8),
-              let seconds = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)), seconds.isFinite else { return nil }
+              let seconds = Double(text.trimmedWhitespace), seconds.isFinite else { return nil }
         return Date(timeIntervalSince1970: seconds)
     }
 }

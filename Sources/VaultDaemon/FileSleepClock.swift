@@ -1,5 +1,9 @@
 #if DEBUG
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Test hook: the Swift `Clock` of a ``FileClock``. Its sleeps end once the time written in the
 /// file reaches their deadline, so a test moves a daemon process's timers (auto-lock, the socket

@@ -1,5 +1,9 @@
 import CLinuxShims
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import ServiceLifecycle
 
 /// Gives the heap's free pages back to the kernel once the daemon has gone quiet after work.

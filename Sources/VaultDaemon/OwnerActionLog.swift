@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import VaultCore
 
@@ -13,7 +17,7 @@ public enum OwnerActionLog {
     /// Appends the line; false when the log cannot be written (the caller says so).
     @discardableResult
     public static func record(path: String, operation: String, note: String) -> Bool {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = directoryOfPath(path)
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         guard let file = try? RotatingLogFile(path: path, maxBytes: 1 << 20) else { return false }
         let seconds = Int(SystemClock().now.timeIntervalSince1970.rounded(.down))

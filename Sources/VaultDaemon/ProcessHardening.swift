@@ -1,5 +1,5 @@
 import CLinuxShims
-import Foundation
+import FoundationEssentials
 import Logging
 import VaultCrypto
 

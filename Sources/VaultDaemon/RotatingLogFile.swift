@@ -1,5 +1,6 @@
 import VaultCrypto
-import Foundation
+import FoundationEssentials
+import VaultCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -32,7 +33,7 @@ final class RotatingLogFile: Sendable {
     init(path: String, maxBytes: Int) throws {
         self.path = path
         self.maxBytes = max(maxBytes, 256)
-        try Self.makeDirectory((path as NSString).deletingLastPathComponent)
+        try Self.makeDirectory(directoryOfPath(path))
         let (descriptor, size) = try Self.open(path)
         state = Locked(State(descriptor: descriptor, size: size))
     }

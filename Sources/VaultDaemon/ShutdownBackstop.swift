@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import VaultCore
 import Logging
 import ServiceLifecycle
 
@@ -39,8 +40,10 @@ struct ShutdownBackstop: Service {
     private func arm() {
         let (limit, logger, abandon) = (limit, logger, abandon)
         let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
-        let thread = Thread {
-            Thread.sleep(forTimeInterval: seconds)
+        DetachedThread.start {
+            var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9))
+            var remaining = timespec()
+            while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
             logger.critical("""
                 the shutdown did not finish within \(Int(seconds)) s (a call that ignores cancellation is still \
                 waiting); exiting without closing the store
@@ -49,8 +52,6 @@ struct ShutdownBackstop: Service {
             fflush(nil)  // every C stream: the log line above goes out before the process does
             _exit(1)
         }
-        thread.name = "shutdown-backstop"
-        thread.start()
     }
 }
 

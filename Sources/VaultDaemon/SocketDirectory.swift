@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import VaultCore
 import VaultClient
 #if canImport(Glibc)
 import Glibc
@@ -18,7 +19,7 @@ struct SocketDirectory: Sendable {
     /// (systemd socket activation) an existing socket file is left alone.
     init(socketPath: String, keepSocket: Bool = false) throws {
         self.socketPath = socketPath
-        let directory = (socketPath as NSString).deletingLastPathComponent
+        let directory = directoryOfPath(socketPath)
         try Self.secureDirectory(directory)
         let lockPath = directory + "/daemon.lock"
         let fd = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)

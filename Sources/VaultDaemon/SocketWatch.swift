@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import ServiceLifecycle
 import VaultCore
@@ -57,7 +61,7 @@ struct SocketWatch: Service {
         case identity?:
             return nil
         case nil:
-            let directory = (path as NSString).deletingLastPathComponent
+            let directory = directoryOfPath(path)
             return FileManager.default.fileExists(atPath: directory)
                 ? "the socket \(path) was removed"
                 : "the socket directory \(directory) was deleted"

@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCore
 import VaultCrypto
 
@@ -40,7 +44,7 @@ extension LoopbackListener {
 
     private func nextOffThread(until deadline: ContinuousClock.Instant?, wake: Int32) async -> Result<Callback, ReadableWait.Result> {
         await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: self.next(until: deadline, wake: wake)) }.start()
+            DetachedThread.start { continuation.resume(returning: self.next(until: deadline, wake: wake)) }
         }
     }
 }

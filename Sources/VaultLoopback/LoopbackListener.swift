@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import VaultCore
 import VaultCrypto
 
@@ -52,7 +52,7 @@ public final class LoopbackListener: @unchecked Sendable {
     ///   - requestDeadline: how long one connection may take to send its request head.
     public init(port: UInt16, path: String?, localhost: Bool = false, requestDeadline: Duration = defaultRequestDeadline) throws {
         self.requestDeadline = requestDeadline
-        self.path = path ?? "/" + SecureRandom.bytes(count: 16).map { String(format: "%02x", $0) }.joined()
+        self.path = path ?? "/" + Hex.text(SecureRandom.bytes(count: 16))
         host = localhost ? "localhost" : "127.0.0.1"
         // An ephemeral port of 127.0.0.1 may be taken on ::1: then another one is tried.
         var attempt = 0

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 import VaultCore
 import VaultCrypto
@@ -32,7 +32,7 @@ public final class PrivateRedirectPage: Sendable {
     public var fileURL: URL { URL(fileURLWithPath: path) }
 
     public init(to url: URL, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
-        let name = "sortedvault-sign-in-" + SecureRandom.bytes(count: 16).map { String(format: "%02x", $0) }.joined() + ".html"
+        let name = "sortedvault-sign-in-" + Hex.text(SecureRandom.bytes(count: 16)) + ".html"
         if let runtime = environment["XDG_RUNTIME_DIR"], Self.isPrivateDirectory(runtime) {
             (path, ownDirectory) = (runtime + "/" + name, nil)
         } else {
@@ -100,7 +100,7 @@ public final class PrivateRedirectPage: Sendable {
         }.joined()
         let script = target.unicodeScalars.map { scalar -> String in
             scalar.properties.isAlphabetic && scalar.isASCII || ("0"..."9").contains(scalar) ? String(scalar)
-                : String(format: "\\u%04x", scalar.value)
+                : "\\u" + Hex.text(scalar.value, width: 4)
         }.joined()
         return """
             <!doctype html>

@@ -1,5 +1,9 @@
 import AsyncHTTPClient
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 import NIOHTTP1
 import VaultCore

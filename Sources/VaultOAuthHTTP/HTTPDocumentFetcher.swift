@@ -1,5 +1,9 @@
 import AsyncHTTPClient
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCore
 import VaultOIDC
 

@@ -1,5 +1,9 @@
 import BoundedJSON
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCrypto
 
 /// Checks an OpenID Connect id token (OpenID Connect Core §3.1.3.7) against a provider's keys:
@@ -124,7 +128,7 @@ public struct IDTokenVerifier: Sendable {
         return Date(timeIntervalSince1970: seconds)
     }
 
-    private static func format(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
+    private static func format(_ date: Date) -> String { date.formatted(.iso8601) }
 
     /// A name from the token, quoted and cut short, for an error message (never the token itself).
     private static func quoted(_ text: String) -> String { String(text.prefix(64)).debugDescription }

@@ -1,6 +1,10 @@
 import BoundedJSON
 import Crypto
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import _CryptoExtras
 
 /// A provider's public signing keys: the document at the discovery document's `jwks_uri` (RFC 7517 §5).

@@ -1,5 +1,9 @@
 import BoundedJSON
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCore
 
 /// What a provider publishes at `ISSUER/.well-known/openid-configuration` (OpenID Connect Discovery

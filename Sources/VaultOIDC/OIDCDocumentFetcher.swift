@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How ``OIDCProviderCache`` gets the public documents of a provider: the discovery document and the
 /// key set. `VaultOAuthHTTP.HTTPDocumentFetcher` is the real one.

@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Why an OpenID Connect step failed: the discovery document, the key set, or an id token.
 ///

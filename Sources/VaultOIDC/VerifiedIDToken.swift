@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What a verified id token says about the user: signature, issuer, audience and lifetime checked.
 ///

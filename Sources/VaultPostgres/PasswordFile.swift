@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCore
 
 /// Reads the database password from a file, refusing one that others could read or swap

@@ -1,4 +1,9 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import GRDBSQLite
 import VaultCore
 import VaultCrypto

@@ -1,5 +1,5 @@
 import CSecretLoader
-import Foundation
+import FoundationEssentials
 import VaultCrypto
 
 #if canImport(Glibc)

@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOPosix
 import VaultCore
 import VaultCrypto
@@ -27,7 +31,7 @@ public struct SecretServiceKeySource: Sendable {
 
     /// A fresh random key ID: 16 bytes as lowercase hex.
     public static func newKeyID() -> String {
-        SecureRandom.bytes(count: 16).map { String(format: "%02x", $0) }.joined()
+        Hex.text(SecureRandom.bytes(count: 16))
     }
 
     /// Stores `key` in the default collection. Fails with `.locked` rather than prompting.

@@ -1,5 +1,9 @@
 import CSecretLoader
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOPosix
 import VaultCore
 import VaultCrypto

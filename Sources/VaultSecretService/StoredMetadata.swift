@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCore
 
 /// The part of an item's metadata the Secret Service has no field for, kept as JSON in the item's

@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import BoundedJSON
 import VaultCrypto
 
@@ -22,7 +26,7 @@ struct JSONBody {
                     var offset = 0
                     for byte in raw {
                         if Self.needsEscape(byte) {
-                            for b in Array(String(format: "\\u%04x", byte).utf8) { out[offset] = b; offset += 1 }
+                            for b in Array(("\\u" + Hex.text(UInt32(byte), width: 4)).utf8) { out[offset] = b; offset += 1 }
                         } else {
                             out[offset] = byte; offset += 1
                         }

@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCore
 import VaultCrypto
 
@@ -139,6 +143,6 @@ enum SecureRandomID {
     }
 
     static func hex(_ id: [UInt8]) -> String {
-        id.map { String(format: "%02x", $0) }.joined()
+        Hex.text(id)
     }
 }

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An outcome that can say "the provider did not answer; try again later".
 protocol ProviderAnswer: Sendable {
@@ -43,10 +46,7 @@ extension OAuthClient {
     /// would let anyone who can exhaust the daemon's descriptors end its logins.
     static func requestMayHaveArrived(despite error: any Error) -> Bool {
         if let transport = error as? OAuthTransportError { return transport.requestMayHaveArrived }
-        let code: Int32? = if let posix = error as? POSIXError { posix.code.rawValue } else {
-            (error as NSError).domain == NSPOSIXErrorDomain ? Int32(truncatingIfNeeded: (error as NSError).code) : nil
-        }
-        guard let code else { return true }
+        guard let code = (error as? POSIXError)?.code.rawValue else { return true }
         return ![EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(code)
     }
 }

@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCrypto
 
 /// What an `oidc` login needs from OpenID Connect: the endpoints the issuer's discovery document

@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCore
 
 /// The one rule for where a sign-in's authorization code may be sent back to.

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How long to hold back after transient provider failures: exponential, capped, with jitter so
 /// that many daemons (or many sessions) do not retry in step.

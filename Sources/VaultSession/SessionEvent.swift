@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCore
 
 /// Something that happened to a login, for subscribers (varlink `Watch`): a client on its sign-in

@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCore
 
 /// Where logins live in the `TokenStore`: one item per login, in a service namespace that the

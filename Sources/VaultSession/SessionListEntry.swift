@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One login as `List` shows it: whose it is and in what state — never a token, a client secret or
 /// the provider settings. An app that does not know its account name finds its login here.

@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCore
 import VaultCrypto
 
@@ -29,7 +33,7 @@ extension SessionManager {
         case .rejected(let error, let description):
             throw VaultError(.providerRejected, "the provider refused the device sign-in with \(error)\(description.map { ": \($0)" } ?? "")")
         }
-        let id = SecureRandom.bytes(count: 16).map { String(format: "%02x", $0) }.joined()
+        let id = Hex.text(SecureRandom.bytes(count: 16))
         let now = clock.now
         // A device sign-in has no callback: its state and verifier are never sent, only kept so
         // that every pending sign-in has the same shape.

@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCore
 import VaultCrypto
 
@@ -43,7 +47,7 @@ extension SessionManager {
         let state = SecureBytes(randomCount: 32).base64URLEncoded()
         let verifier = SecureBytes(randomCount: 32).base64URLEncoded()
         let nonce = provider.kind == .oidc ? SecureBytes(randomCount: 32).base64URLEncoded() : nil
-        let id = SecureRandom.bytes(count: 16).map { String(format: "%02x", $0) }.joined()
+        let id = Hex.text(SecureRandom.bytes(count: 16))
         let now = clock.now
         let flow = PendingSignIn(id: id, owner: owner, program: program, service: request.service, account: request.account,
                                  provider: provider, redirectURI: request.redirectURI, state: state, verifier: verifier, nonce: nonce,

@@ -1,5 +1,9 @@
 import CoreMetrics
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import Synchronization
 import VaultCore

@@ -1,5 +1,9 @@
 import CoreMetrics
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCore
 
 /// What a session manager reports through swift-metrics, to whatever backend the daemon

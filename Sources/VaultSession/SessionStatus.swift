@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Everything about a login except its secrets: what `Status` reports.
 public struct SessionStatus: Sendable, Equatable {

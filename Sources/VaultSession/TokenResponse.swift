@@ -1,5 +1,9 @@
 import BoundedJSON
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultCore
 import VaultCrypto
 
@@ -226,7 +230,7 @@ public struct TokenResponse: Sendable, CustomStringConvertible {
 /// Decodes unpadded base64url (JWT segments); nil for anything else.
 func base64URLDecode(_ bytes: some Collection<UInt8>) -> [UInt8]? {
     guard bytes.count <= TokenResponse.maximumBytes else { return nil }
-    var text = String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    var text = String(decoding: bytes, as: UTF8.self).replacing("-", with: "+").replacing("_", with: "/")
     while text.utf8.count % 4 != 0 { text += "=" }
     return Data(base64Encoded: text).map(Array.init)
 }

@@ -212,6 +212,6 @@ public final class ScriptedOAuthTransport: OAuthTransport {
 
     /// `+` is a space, `%XX` a byte.
     static func formDecode(_ text: Substring) -> String {
-        String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text)
+        String(text).replacing("+", with: " ").removingPercentEncoding ?? String(text)
     }
 }

@@ -1,5 +1,9 @@
 import BoundedJSON
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The one style of every `--json` output: pretty-printed, keys sorted, times as ISO 8601 text in
 /// UTC (`2026-11-24T05:02:11Z`), never as seconds since 1970.
@@ -8,10 +12,8 @@ import Foundation
 /// print(CLIJSON.text(.object(reply)))   // keys ending in "At" are times
 /// ```
 enum CLIJSON {
-    static func text(_ value: JSONValue, isTime: (String) -> Bool = { $0.hasSuffix("At") }) -> String {
-        let object = foundation(value, key: nil, isTime: isTime)
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])) ?? Data()
-        return String(decoding: data, as: UTF8.self)
+    static func text(_ value: JSONValue, isTime: @escaping (String) -> Bool = { $0.hasSuffix("At") }) -> String {
+        (try? text(Timed(value: value, key: nil, isTime: isTime))) ?? "null"
     }
 
     /// Encodable values (`VaultStatus`, rows) in the same style.
@@ -24,20 +26,44 @@ enum CLIJSON {
 
     static func time(_ date: Date) -> String { date.formatted(.iso8601) }
 
-    private static func foundation(_ value: JSONValue, key: String?, isTime: (String) -> Bool) -> Any {
-        switch value {
-        case .null: return NSNull()
-        case .bool(let flag): return flag
-        case .int(let number):
-            if let key, isTime(key) { return time(Date(timeIntervalSince1970: Double(number))) }
-            return number
-        case .double(let number):
-            if let key, isTime(key) { return time(Date(timeIntervalSince1970: number)) }
-            return number
-        case .string(let text): return text
-        case .array(let values): return values.map { foundation($0, key: key, isTime: isTime) }
-        case .object(let members):
-            return Dictionary(uniqueKeysWithValues: members.map { ($0.key, foundation($0.value, key: $0.key, isTime: isTime)) })
+    /// A JSON value to encode, with numbers under time keys written as ISO 8601 text.
+    private struct Timed: Encodable {
+        let value: JSONValue
+        let key: String?
+        let isTime: (String) -> Bool
+
+        func encode(to encoder: any Encoder) throws {
+            switch value {
+            case .null:
+                var single = encoder.singleValueContainer()
+                try single.encodeNil()
+            case .bool(let flag):
+                var single = encoder.singleValueContainer()
+                try single.encode(flag)
+            case .int(let number):
+                var single = encoder.singleValueContainer()
+                if let key, isTime(key) { try single.encode(time(Date(timeIntervalSince1970: Double(number)))) } else { try single.encode(number) }
+            case .double(let number):
+                var single = encoder.singleValueContainer()
+                if let key, isTime(key) { try single.encode(time(Date(timeIntervalSince1970: number))) } else { try single.encode(number) }
+            case .string(let text):
+                var single = encoder.singleValueContainer()
+                try single.encode(text)
+            case .array(let values):
+                var list = encoder.unkeyedContainer()
+                for element in values { try list.encode(Timed(value: element, key: key, isTime: isTime)) }
+            case .object(let members):
+                var object = encoder.container(keyedBy: Name.self)
+                for (name, member) in members { try object.encode(Timed(value: member, key: name, isTime: isTime), forKey: Name(name)) }
+            }
         }
+    }
+
+    private struct Name: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(_ name: String) { stringValue = name }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 import VaultCore
 
@@ -57,11 +57,11 @@ enum ChildProcess {
     /// Waits for the child on a thread of its own; the exit status, or 128 + signal.
     static func wait(_ pid: pid_t) async -> Int32 {
         await withCheckedContinuation { continuation in
-            Thread {
+            DetachedThread.start {
                 var status: Int32 = 0
                 while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
                 continuation.resume(returning: status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f))
-            }.start()
+            }
         }
     }
 }

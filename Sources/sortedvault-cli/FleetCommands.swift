@@ -1,7 +1,11 @@
 import ArgumentParser
 import BoundedJSON
 import CLIOptions
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import VaultAPI
 import VaultClient
 import VaultCore

@@ -1,5 +1,9 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import CLIOptions
 import VaultClient
 import VaultCore

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import CLICore
 import CLIOptions
 import VaultCore
 import VaultClient
@@ -61,16 +62,33 @@ struct Log: ReportingCommand {
         } catch {
             if quiet { return [:] }
             let why = (error as? VaultError).map { $0.code == .locked ? "the vault is locked" : $0.reason } ?? "\(error)"
-            FileHandle.standardError.write(Data("sortedvault: services are shown as <private:…> (\(why)); with the daemon running and the vault unlocked this shows their names\n".utf8))
+            StandardStreams.reportError("services are shown as <private:…> (\(why)); with the daemon running and the vault unlocked this shows their names")
             return [:]
+        }
+    }
+
+    /// What `path` holds from byte `offset` on; nil when it cannot be opened (rotated away, say).
+    static func read(_ path: String, from offset: Int) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var data: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        var position = off_t(offset)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, position) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return data }
+            data.append(contentsOf: chunk[0..<count])
+            position += off_t(count)
         }
     }
 
     /// `line` with each `service=<private:…>` the daemon named written `service="name"`.
     static func naming(_ line: String, _ names: [String: String]) -> String {
-        guard !names.isEmpty, let start = line.range(of: "service=<"), let end = line[start.upperBound...].firstIndex(of: ">") else { return line }
+        guard !names.isEmpty, let start = line.firstRange(of: "service=<"), let end = line[start.upperBound...].firstIndex(of: ">") else { return line }
         guard let name = names[String(line[start.upperBound..<end])] else { return line }
-        let quoted = "\"" + name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        let quoted = "\"" + name.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
         return String(line[..<start.lowerBound]) + "service=" + quoted + String(line[line.index(after: end)...])
     }
 
@@ -84,10 +102,7 @@ struct Log: ReportingCommand {
             usleep(500_000)
             let now = Self.inode(path)
             if now != inode { (inode, offset) = (now, 0) }
-            guard let handle = FileHandle(forReadingAtPath: path) else { continue }
-            try handle.seek(toOffset: UInt64(offset))
-            let data = try handle.readToEnd() ?? Data()
-            try handle.close()
+            guard let data = Self.read(path, from: offset) else { continue }
             offset += data.count
             // A service the names did not cover (stored since): ask the daemon again, once per pseudonym.
             let text = String(decoding: data, as: UTF8.self)
@@ -97,10 +112,10 @@ struct Log: ReportingCommand {
                 names.merge(await Self.realNames(needed: true, global: global, quiet: true)) { _, new in new }
             }
             if names.isEmpty {
-                FileHandle.standardOutput.write(data)
+                data.withUnsafeBytes { StandardStreams.writeAll(1, $0) }
             } else {
                 let named = text.split(separator: "\n", omittingEmptySubsequences: false).map { Self.naming(String($0), names) }
-                FileHandle.standardOutput.write(Data(named.joined(separator: "\n").utf8))
+                Array(named.joined(separator: "\n").utf8).withUnsafeBytes { StandardStreams.writeAll(1, $0) }
             }
         }
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BoundedJSON
-import Foundation
+import FoundationEssentials
+import CLICore
 import CLIOptions
 import VaultClient
 import VaultCore
@@ -183,11 +184,11 @@ struct SessionWatch: ReportingCommand {
         let client = try global.sessionClient()
         let watching: JSONValue = ["kind": "watching", "service": .string(service ?? ""), "account": .string(account ?? "")]
         let events = try await client.watch(service: service, account: account)
-        FileHandle.standardOutput.write(Data(watching.serialized() + [0x0A]))
+        StandardStreams.writeToStandardOutput(watching.serialized() + [0x0A])
         for try await event in events {
             let line: JSONValue = ["kind": .string(event.kind.rawValue), "service": .string(event.key.service),
                                    "account": .string(event.key.account), "at": .double(event.at.timeIntervalSince1970)]
-            FileHandle.standardOutput.write(Data(line.serialized() + [0x0A]))
+            StandardStreams.writeToStandardOutput(line.serialized() + [0x0A])
         }
     }
 }

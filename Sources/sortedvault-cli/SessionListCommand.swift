@@ -1,6 +1,10 @@
 import ArgumentParser
 import BoundedJSON
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import CLIOptions
 import VaultAPI
 import VaultClient

@@ -1,4 +1,9 @@
-import Foundation
+import FoundationEssentials
+import CLICore
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import CLIOptions
 import VaultClient
 import VaultCore
@@ -49,6 +54,6 @@ struct TokenRefresher: Sendable {
     }
 
     private func warn(_ message: String) {
-        FileHandle.standardError.write(Data("sortedvault exec: \(message)\n".utf8))
+        StandardStreams.reportError(message, program: "sortedvault exec")
     }
 }

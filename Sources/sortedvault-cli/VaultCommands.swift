@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import CLIOptions
 import VaultClient
 import CLICore
@@ -66,7 +66,7 @@ struct Unlock: ReportingCommand {
             } catch let error as VaultError where error.code == .invalidArgument {
                 // Only a passphrase unlocks this vault.
             } catch let error as VaultError where error.code == .locked && sources?.contains("passphrase") != false {
-                FileHandle.standardError.write(Data("sortedvault: \(error.reason)\n".utf8))
+                StandardStreams.reportError(error.reason)
             }
         }
         let passphrase = try SecretInput.passphrase(fd: passphraseFd, prompt: "Vault passphrase: ")

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import NIOPosix
 import Vault
 import VaultCore
@@ -7,6 +7,7 @@ import VaultDaemon
 import VaultClient
 import VaultSQLite
 import CLIOptions
+import CLICore
 
 /// `sortedvault recover --accept-rollback`: the way out after the vault refused an older copy of
 /// itself (docs/rollback.md). With the daemon stopped (it holds ``VaultOwnerLock``, so recovery cannot
@@ -54,10 +55,10 @@ struct Recover: BlockingWorkCommand {
         do {
             try record.recordAcceptedRollback("\(stamp) uid \(getuid()) pid \(getpid()): \(note)")
         } catch let error as VaultError {
-            FileHandle.standardError.write(Data("sortedvault: the recovery is not in the generation record: \(error.reason)\n".utf8))
+            Array("sortedvault: the recovery is not in the generation record: \(error.reason)\n".utf8).withUnsafeBytes { StandardStreams.writeAll(2, $0) }
         }
         if !OwnerActionLog.record(path: paths.accessLog, operation: "recover", note: note) {
-            FileHandle.standardError.write(Data("sortedvault: the recovery could not be written to the access log \(paths.accessLog)\n".utf8))
+            Array("sortedvault: the recovery could not be written to the access log \(paths.accessLog)\n".utf8).withUnsafeBytes { StandardStreams.writeAll(2, $0) }
         }
         print("\(note); start the daemon again")
     }
@@ -68,11 +69,11 @@ struct Recover: BlockingWorkCommand {
         guard isatty(STDIN_FILENO) == 1 else {
             throw VaultError.invalidArgument("nothing was changed: no terminal to confirm on; run it in a terminal, or pass --yes")
         }
-        FileHandle.standardError.write(Data("""
+        Array("""
             This makes \(database) as it is now the vault's current state. Whatever the older copy rolled back \
             (a revoked token, a deleted item) comes back. Type "accept" to go on:\u{20}
-            """.utf8))
-        guard let answer = readLine(), answer.trimmingCharacters(in: .whitespaces) == "accept" else {
+            """.utf8).withUnsafeBytes { StandardStreams.writeAll(2, $0) }
+        guard let answer = readLine(), answer.trimmedWhitespace == "accept" else {
             throw VaultError.invalidArgument("nothing was changed: the recovery was not confirmed")
         }
     }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Logging
 import NIOPosix
 import Vault
@@ -46,7 +46,7 @@ struct Init: BlockingWorkCommand {
             sources = [.secretService(key, keyID: id),
                        .passphrase(recovery, cost: options.unsafeKdfCostForTesting ? .unsafeMinimumForTesting : argon2Cost)]
         case .keyfile:
-            let directory = (paths.keyFile as NSString).deletingLastPathComponent
+            let directory = directoryOfPath(paths.keyFile)
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
             try KeyFile.create(at: paths.keyFile)

@@ -39,7 +39,6 @@ import VaultTesting
         #expect(OAuthClient.requestMayHaveArrived(despite: Odd()))
         #expect(OAuthClient.requestMayHaveArrived(despite: POSIXError(.ECONNRESET)))
         #expect(!OAuthClient.requestMayHaveArrived(despite: POSIXError(.EMFILE)))
-        #expect(!OAuthClient.requestMayHaveArrived(despite: NSError(domain: NSPOSIXErrorDomain, code: Int(ENFILE))))
         #expect(!OAuthClient.requestMayHaveArrived(despite: OAuthTransportError("down", requestMayHaveArrived: false)))
     }
 }
