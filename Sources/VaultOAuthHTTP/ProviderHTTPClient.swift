@@ -150,7 +150,7 @@ final class ProviderHTTPClient: Sendable {
             return OAuthTransportError("\(host) did not accept a connection within \(deadlineText)", requestMayHaveArrived: false)
         case let error as NIOConnectionError:
             return OAuthTransportError("\(host) could not be reached (\(Self.text(of: error)))", requestMayHaveArrived: false)
-        case let error as IOError where [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH].contains(error.errnoCode):
+        case let error as IOError where Self.failsBeforeSending.contains(error.errnoCode):
             return OAuthTransportError("\(host) could not be reached (\(error.description))", requestMayHaveArrived: false)
         case let error as HTTPClientError where error == .remoteConnectionClosed:
             return OAuthTransportError("\(host) closed the connection before it answered")
@@ -159,6 +159,17 @@ final class ProviderHTTPClient: Sendable {
         default:
             return OAuthTransportError("\(host) could not be reached (\(String(describing: error)))")
         }
+    }
+
+    /// Errors of a `socket()` or `connect()` that fail before a byte leaves: the provider cannot have
+    /// acted. Running out of descriptors, memory or buffers is among them: counting those as lost
+    /// answers would let anyone who can exhaust the daemon's descriptors end its logins.
+    static let failsBeforeSending: Set<Int32> = [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, EMFILE, ENFILE, ENOBUFS, ENOMEM]
+
+    /// The words and the "may have arrived" of a failure that is not a TLS refusal.
+    static func describeForTesting(_ error: any Error, host: String) async -> OAuthTransportError {
+        await ProviderHTTPClient(deadline: .seconds(1), deadlineText: "1 s", maximumBodyBytes: 1, clock: ContinuousClock())
+            .describe(error, host: host, port: 443)
     }
 
     private static func text(of error: NIOConnectionError) -> String {

@@ -3,7 +3,8 @@ import Foundation
 import Testing
 import TestSupport
 import VaultCrypto
-import VaultOAuthHTTP
+@testable import VaultOAuthHTTP
+import NIOCore
 import VaultOIDC
 import VaultSession
 
@@ -108,5 +109,21 @@ import VaultSession
             #expect(!error.requestMayHaveArrived, "\(error)")
             #expect(error.description.contains("could not be reached"), "\(error)")
         }
+    }
+}
+
+/// This host running out of descriptors, memory or buffers fails a `socket()` before a byte leaves:
+/// such a failure is never a lost answer, or anyone who can exhaust the daemon's descriptors could
+/// end its logins (each lost answer puts a login in doubt).
+@Suite struct LocalExhaustionTests {
+    @Test(arguments: [EMFILE, ENFILE, ENOBUFS, ENOMEM])
+    func runningOutOfDescriptorsOrMemoryIsKnownNeverToHaveBeenSent(code: Int32) async {
+        let error = await ProviderHTTPClient.describeForTesting(IOError(errnoCode: code, reason: "socket"), host: "login.example.com")
+        #expect(!error.requestMayHaveArrived, "\(error)")
+    }
+
+    @Test func aConnectionResetAfterSendingMayHaveArrived() async {
+        let error = await ProviderHTTPClient.describeForTesting(IOError(errnoCode: ECONNRESET, reason: "read"), host: "login.example.com")
+        #expect(error.requestMayHaveArrived, "\(error)")
     }
 }
