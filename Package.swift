@@ -69,6 +69,9 @@ let package = Package(
         ),
         .target(name: "VaultCrypto", dependencies: ["CSodium"]),
         .target(name: "VaultCore", dependencies: ["VaultCrypto"]),
+        // age v1 files (age-encryption.org/v1) for sealed backups: scrypt and X25519 recipients, armor;
+        // swift-crypto for HKDF, HMAC and X25519, libsodium for scrypt and the payload's ChaCha20-Poly1305.
+        .target(name: "VaultAge", dependencies: ["VaultCrypto", "CSodium", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "Vault", dependencies: ["VaultCore", "VaultCrypto", "BoundedJSON", .product(name: "NIOPosix", package: "swift-nio")]),
         .target(
             name: "VaultSQLite",
@@ -208,7 +211,7 @@ let package = Package(
             name: "sortedvault-cli",
             dependencies: [
                 "CLIOptions", "VaultClient", "CLICore", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
-                "CredentialHelpers", "VaultLoopback",
+                "CredentialHelpers", "VaultLoopback", "VaultImport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -227,8 +230,13 @@ let package = Package(
         // docker's and git's credential-helper protocols over the daemon: parsing and naming, no I/O of
         // its own; sortedvault-cli runs each helper over it.
         .target(name: "CredentialHelpers", dependencies: ["VaultClient", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON"]),
+        // Moving in: finds the plaintext credentials git's store, docker, netrc, gh, twine and npm left in
+        // their files, names them as the helpers look them up, and rewrites the files without them. No
+        // I/O but the files it is pointed at; sortedvault-cli wires it to the vault.
+        .target(name: "VaultImport", dependencies: ["CredentialHelpers", "VaultCore", "VaultCrypto", "BoundedJSON"]),
         .executableTarget(name: "sortedvault-bench"),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
+        .testTarget(name: "VaultAgeTests", dependencies: ["VaultAge", "VaultCrypto", "TestSupport"], resources: [.copy("Vectors")]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
         .testTarget(name: "VarlinkIDLTests", dependencies: ["VarlinkIDL"]),
         .testTarget(
@@ -242,6 +250,7 @@ let package = Package(
         .testTarget(name: "VaultPolicyTests", dependencies: ["VaultPolicy"]),
         .testTarget(name: "SortedVaultTests", dependencies: ["SortedVault", "VaultTesting", "TestSupport"]),
         .testTarget(name: "CredentialHelpersTests", dependencies: ["CredentialHelpers", "VaultCrypto"]),
+        .testTarget(name: "VaultImportTests", dependencies: ["VaultImport", "CredentialHelpers", "VaultCore", "VaultCrypto", "VaultTesting", "TestSupport"]),
         .testTarget(
             name: "VaultOIDCTests",
             dependencies: [
@@ -250,7 +259,8 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
-        .testTarget(name: "ProviderHTTPTests", dependencies: ["VaultOAuthHTTP", "VaultOIDC", "VaultSession", "VaultCrypto", "BoundedJSON", "TestSupport"]),
+        .testTarget(name: "ProviderHTTPTests", dependencies: ["VaultOAuthHTTP", "VaultOIDC", "VaultSession", "VaultCrypto", "BoundedJSON", "TestSupport",
+                                                      .product(name: "NIOCore", package: "swift-nio")]),
         .testTarget(
             name: "DaemonTests",
             dependencies: [
