@@ -1,0 +1,190 @@
+import ArgumentParser
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLICore
+import CLIOptions
+import VaultClient
+import VaultCore
+import VaultCrypto
+import VaultImport
+
+/// `sortedvault import --scan` and `sortedvault import KIND`: moving in the plaintext credentials
+/// other tools left on disk (docs/moving-in.md).
+struct Import: ReportingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Find plaintext credentials other tools left on disk, and move them into the vault.",
+        discussion: """
+            `sortedvault import --scan` looks in the places git's store helper, docker, netrc, gh, twine \
+            and npm keep credentials in plain text, and prints what it found (file, kind, host and user, \
+            never the secret) and what importing would do. Nothing changes.
+
+            `sortedvault import KIND` stores what it found of that kind under the names the matching \
+            helper asks for (git-credential-sortedvault, docker-credential-sortedvault, the Python keyring \
+            backend), so they find it at once. KIND is one of: \(ImportSource.allCases.map(\.rawValue).joined(separator: ", ")). \
+            Running it again changes nothing; an item already in the vault is kept unless \
+            --on-conflict replace. With --remove-source, once the vault has acknowledged every item, the \
+            file is rewritten without its secrets: atomically, its mode kept, every other byte as it was \
+            (and the original kept as FILE.sortedvault-backup with --keep-backup).
+            """)
+
+    enum Conflict: String, ExpressibleByArgument, CaseIterable {
+        case keep, replace
+    }
+
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Only look and report: change nothing.") var scan = false
+    @Argument(help: "What to import: \(ImportSource.allCases.map(\.rawValue).joined(separator: ", ")).") var kind: String?
+    @Option(help: "Import from this file instead of the usual places.") var file: String?
+    @Option(help: "An item already in the vault under the same name: keep it, or replace it.") var onConflict: Conflict = .keep
+    @Flag(help: "Rewrite the source files without their secrets once the vault holds them.") var removeSource = false
+    @Flag(help: "With --remove-source: keep the original as FILE.sortedvault-backup.") var keepBackup = false
+
+    func validate() throws {
+        if scan && kind != nil { throw ValidationError("--scan looks everywhere: give either --scan or a KIND, not both") }
+        if !scan && kind == nil { throw ValidationError("say what to import (a KIND), or --scan to see what there is") }
+        if let kind, ImportSource(rawValue: kind) == nil {
+            throw ValidationError("unknown KIND \(kind.debugDescription): one of \(ImportSource.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        if keepBackup && !removeSource { throw ValidationError("--keep-backup goes with --remove-source") }
+        if file != nil && kind == nil { throw ValidationError("--file goes with a KIND") }
+    }
+
+    func perform() async throws {
+        let locations = try self.locations()
+        if scan {
+            try await report(locations)
+        } else {
+            try await importEach(locations)
+        }
+    }
+
+    /// The files to look at: `--file`, or every known place (of KIND).
+    private func locations() throws -> [ScanLocation] {
+        let environment = ProcessInfo.processInfo.environment
+        guard let home = environment["HOME"], home.hasPrefix("/") else {
+            throw VaultError.invalidArgument("HOME is not set (or not absolute): set it and try again")
+        }
+        if let file, let kind, let source = ImportSource(rawValue: kind) {
+            return [ScanLocation(source: source, path: file, reason: "--file")]
+        }
+        let helperLines = GitConfigReader.lines(GitHelperLines.configArguments(environment: environment))
+        let all = ScanLocations(home: home, environment: environment).all(gitHelperLines: helperLines)
+        guard let kind else { return all }
+        return all.filter { $0.source.rawValue == kind }
+    }
+
+    /// What is there and what importing would do; reads the vault's names, changes nothing.
+    private func report(_ locations: [ScanLocation]) async throws {
+        let client = try? await global.client()
+        var lines: [String] = []
+        var count = 0
+        for location in locations {
+            guard let (_, found) = try Self.read(location) else { continue }
+            for credential in found {
+                count += 1
+                let destination = try ImportNaming.destination(for: credential)
+                let plan: String
+                if let destination {
+                    let present = try await client?.exists(destination.key) ?? false
+                    plan = present ? "already in the vault as \(destination.key): kept (--on-conflict replace replaces it)"
+                                   : "would be stored as \(destination.key)"
+                } else {
+                    plan = "no helper asks for it by name: left where it is"
+                }
+                lines.append("\(location.path): \(credential.source), \(credential.origin)"
+                             + (credential.user.map { ", user \($0)" } ?? "") + " — \(plan)")
+            }
+        }
+        lines.append(count == 0 ? "No plaintext credentials found." :
+            "\(count) plaintext credential\(count == 1 ? "" : "s") found. Import one kind with `sortedvault import KIND`; nothing was changed.")
+        print(lines.joined(separator: "\n"))
+    }
+
+    private func importEach(_ locations: [ScanLocation]) async throws {
+        let client = try await global.client()
+        var stored = 0, kept: [String] = [], skipped = 0, rewritten: [String] = []
+        for location in locations {
+            guard let (original, found) = try Self.read(location) else {
+                if file != nil { throw VaultError(.notFound, "\(location.path) does not exist: nothing was imported") }
+                continue
+            }
+            // Every item the vault acknowledges before the source is touched.
+            var imported: [FoundCredential] = []
+            for credential in found {
+                guard let destination = try ImportNaming.destination(for: credential) else { skipped += 1; continue }
+                if onConflict == .keep, try await client.exists(destination.key) {
+                    let held = try await client.retrieve(destination.key)
+                    if held.secret == credential.secret {
+                        imported.append(credential)  // the same secret: already moved in
+                    } else {
+                        kept.append("\(destination.key) (\(location.path))")
+                    }
+                    continue
+                }
+                try await client.store(credential.secret, for: destination.key, options: try StoreOptions(label: destination.label))
+                imported.append(credential)
+                stored += 1
+            }
+            guard removeSource, !imported.isEmpty else { continue }
+            // A credential kept (its secret differs from the vault's) stays in the file: nothing is lost.
+            let cleaned = try SourceRewriter.removing(imported, from: original)
+            try AtomicFileReplacer.replace(path: location.path, expecting: original, with: cleaned, keepBackup: keepBackup)
+            rewritten.append(location.path)
+        }
+        var summary = ["Stored \(stored) item\(stored == 1 ? "" : "s")."]
+        if !kept.isEmpty {
+            summary.append("Kept \(kept.count) item\(kept.count == 1 ? "" : "s") already in the vault with another secret "
+                           + "(their source lines stay; --on-conflict replace replaces them): " + kept.joined(separator: ", "))
+        }
+        if skipped > 0 { summary.append("Left \(skipped) credential\(skipped == 1 ? "" : "s") no helper asks for by name.") }
+        for path in rewritten {
+            summary.append("Rewrote \(path) without the imported secrets" + (keepBackup ? " (original: \(path)\(AtomicFileReplacer.backupSuffix))." : "."))
+        }
+        print(summary.joined(separator: "\n"))
+    }
+
+    /// The file's bytes and what it holds; nil when there is no such file.
+    private static func read(_ location: ScanLocation) throws -> (SecureBytes, [FoundCredential])? {
+        guard let original = try ImportFile.read(path: location.path) else { return nil }
+        let found = try original.withUnsafeBytes { try ImportScan.parse($0, source: location.source, path: location.path) }
+        return (original, found)
+    }
+}
+
+/// Runs `git config …` for the helper lines; no git, or no such setting, is no lines.
+enum GitConfigReader {
+    static func lines(_ argv: [String]) -> [String] {
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else { return [] }
+        _ = fcntl(pipeEnds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(pipeEnds[1], F_SETFD, FD_CLOEXEC)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var pid: pid_t = 0
+        let arguments = argv.map { strdup($0) } + [nil]
+        defer { arguments.forEach { free($0) } }
+        let spawned = posix_spawnp(&pid, argv[0], &actions, nil, arguments, environ)
+        close(pipeEnds[1])
+        defer { close(pipeEnds[0]) }
+        guard spawned == 0 else { return [] }
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while output.count < 1 << 16 {
+            let count = buffer.withUnsafeMutableBytes { read(pipeEnds[0], $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            output.append(contentsOf: buffer[0..<count])
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let lines = String(decoding: output, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        return Array(lines.dropLast(output.last == 0x0A ? 1 : 0))
+    }
+}
