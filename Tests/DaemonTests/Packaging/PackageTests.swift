@@ -31,6 +31,19 @@ extension DaemonSuite {
             return (status, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
         }
 
+        /// The daemon that holds every secret maps no libcurl, and with it no second TLS library
+        /// (gnutls, OpenSSL), Kerberos or LDAP client: only the C libraries it really needs.
+        @Test func theDaemonLinksNoSecondNetworkStack() throws {
+            let daemon = (CLIHarness.executable as NSString).deletingLastPathComponent + "/sortedvault-daemon"
+            let (status, linked, errors) = try Self.tool(["/usr/bin/ldd", daemon])
+            #expect(status == 0, "\(errors)")
+            for library in ["libcurl", "libgnutls", "libssl.", "libcrypto.", "libkrb5", "libgssapi", "libldap", "libnghttp2", "libssh2",
+                            "libFoundationNetworking"] {
+                #expect(!linked.contains(library), "sortedvault-daemon links \(library): \(linked)")
+            }
+            #expect(linked.contains("libsodium") && linked.contains("libsqlite3"), "\(linked)")
+        }
+
         @Test func thePackageHoldsEveryProgramPageCompletionAndUnitAndLintianFindsNoError() throws {
             let deb = try Self.package.get()
             let (listed, contents, _) = try Self.tool(["/usr/bin/dpkg-deb", "-c", deb])
@@ -51,6 +64,8 @@ extension DaemonSuite {
             }
             let (_, depends, _) = try Self.tool(["/usr/bin/dpkg-deb", "-f", deb, "Depends"])
             for library in ["libc6", "libsodium23", "libsqlite3-0", "python3:any"] { #expect(depends.contains(library), "\(depends)") }
+            // One network stack, one TLS library: the HTTP client is AsyncHTTPClient on swift-nio-ssl.
+            for library in ["libcurl", "libgnutls", "libssl", "libkrb5", "libldap"] { #expect(!depends.contains(library), "\(depends)") }
             let (_, recommends, _) = try Self.tool(["/usr/bin/dpkg-deb", "-f", deb, "Recommends"])
             #expect(recommends.contains("libsecret-1-0"))
 
