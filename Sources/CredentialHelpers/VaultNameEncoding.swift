@@ -1,4 +1,5 @@
 import VaultCore
+import VaultCrypto
 
 /// A helper's names in the vault: a name the vault refuses (git's empty username) is stored in a
 /// reversible encoding, so the helper keeps its ecosystem's contract.
@@ -43,7 +44,7 @@ public enum VaultNameEncoding {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "%") {
-                guard index + 2 < bytes.count, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) else {
+                guard index + 2 < bytes.count, let high = Hex.value(bytes[index + 1]), let low = Hex.value(bytes[index + 2]) else {
                     return stored
                 }
                 decoded.append(high << 4 | low)
@@ -59,14 +60,5 @@ public enum VaultNameEncoding {
 
     private static func hexDigit(_ value: UInt8) -> UInt8 {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "A") + value - 10
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

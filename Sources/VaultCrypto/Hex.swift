@@ -19,6 +19,16 @@ public enum Hex {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// The value of one hex digit (either case), or nil.
+    public static func value(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
     /// `value` in at least `width` digits, zero-padded.
     public static func text(_ value: UInt32, width: Int) -> String {
         let bare = String(value, radix: 16)

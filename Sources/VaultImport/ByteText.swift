@@ -11,6 +11,17 @@ struct LineSpan {
 /// Byte-level helpers the parsers share: they read secrets from raw memory, so no line of a file
 /// becomes a `String` unless it is known to hold none.
 enum ByteText {
+    /// The bytes `produce` hands out (it runs twice: once to count, once to fill), straight into
+    /// secure memory: an unescaped secret never sits in an ordinary buffer.
+    static func secureBytes(_ produce: ((UInt8) -> Void) -> Void) -> SecureBytes {
+        var count = 0
+        produce { _ in count += 1 }
+        return SecureBytes(count: count) { out in
+            var written = 0
+            produce { out[written] = $0; written += 1 }
+        }
+    }
+
     /// Lines split at LF; a CR before the LF is left out of `content`. A last line without LF counts.
     static func lines(_ bytes: UnsafeRawBufferPointer) -> [LineSpan] {
         var spans: [LineSpan] = []

@@ -111,11 +111,6 @@ enum SimpleYAML {
                 index += 1
             }
         }
-        var count = 0
-        decode { _ in count += 1 }
-        return SecureBytes(count: count) { out in
-            var written = 0
-            decode { out[written] = $0; written += 1 }
-        }
+        return ByteText.secureBytes(decode)
     }
 }
