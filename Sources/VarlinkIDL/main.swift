@@ -1,4 +1,4 @@
-import Foundation
+import Foundation  // a build tool (the IDL generator), never installed: FileHandle and file writing of full Foundation
 
 /// VarlinkIDL OUTPUT-DIRECTORY FILE…: for each interface FILE (`org.sortedvault.vault.varlink`)
 /// writes its Swift face to OUTPUT-DIRECTORY/org.sortedvault.vault.swift (see ``SwiftGenerator``),

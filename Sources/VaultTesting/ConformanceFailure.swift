@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import VaultCore
 
 /// A broken promise of the `TokenStore` contract, thrown by a conformance case.

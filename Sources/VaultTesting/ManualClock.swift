@@ -1,5 +1,5 @@
 import VaultCrypto
-import Foundation
+import FoundationEssentials
 import Synchronization
 import VaultCore
 

@@ -1,5 +1,5 @@
 import VaultCrypto
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// A Swift `Clock` that shows a ``ManualClock``'s time: a sleep ends only when the test moves the

@@ -1,5 +1,5 @@
 import BoundedJSON
-import Foundation
+import FoundationEssentials
 import Synchronization
 import VaultCrypto
 import VaultSession
@@ -212,6 +212,6 @@ public final class ScriptedOAuthTransport: OAuthTransport {
 
     /// `+` is a space, `%XX` a byte.
     static func formDecode(_ text: Substring) -> String {
-        String(text).replacing("+", with: " ").removingPercentEncoding ?? String(text)
+        String(text).replacing("+", with: " ").percentDecoded ?? String(text)
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import Foundation  // the benchmark client, never installed: String(format:) for its tables needs full Foundation
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,4 @@
-import Foundation
+import Foundation  // the benchmark client, never installed: String(format:) for its tables needs full Foundation
 
 /// Runs `body(index)` on `count` threads of their own, all released at once, and waits for all.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import Foundation  // the benchmark client, never installed: String(format:) for its tables needs full Foundation
 
 /// `sortedvault-bench writers VAULT CLIENTS PER_CLIENT`: the store rate of `CLIENTS` concurrent
 /// clients, each on its own connection storing `PER_CLIENT` new items (256-byte secrets), against
