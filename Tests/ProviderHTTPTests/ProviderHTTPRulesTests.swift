@@ -10,7 +10,7 @@ import VaultSession
 
 /// The rules the transport holds against a provider that breaks them (`Tests/Support/http-misbehaving`):
 /// no redirect followed, answers and headers bounded, nothing but what was asked sent.
-@Suite struct ProviderHTTPRulesTests {
+@Suite(.timeLimit(.minutes(20))) struct ProviderHTTPRulesTests {
     let server: ScriptServer
     let transport = HTTPClientTransport(timeout: 60)
 
@@ -115,7 +115,7 @@ import VaultSession
 /// This host running out of descriptors, memory or buffers fails a `socket()` before a byte leaves:
 /// such a failure is never a lost answer, or anyone who can exhaust the daemon's descriptors could
 /// end its logins (each lost answer puts a login in doubt).
-@Suite struct LocalExhaustionTests {
+@Suite(.timeLimit(.minutes(20))) struct LocalExhaustionTests {
     @Test(arguments: [EMFILE, ENFILE, ENOBUFS, ENOMEM])
     func runningOutOfDescriptorsOrMemoryIsKnownNeverToHaveBeenSent(code: Int32) async {
         let error = await ProviderHTTPClient.describeForTesting(IOError(errnoCode: code, reason: "socket"), host: "login.example.com")

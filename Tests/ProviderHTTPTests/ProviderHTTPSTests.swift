@@ -10,7 +10,7 @@ import VaultSession
 /// loopback (`Tests/Support/https-front`), with a CA and certificates the front makes for each case.
 /// A good certificate carries a real refresh; each bad one is refused before the request leaves,
 /// with an error that names the reason.
-@Suite struct ProviderHTTPSTests {
+@Suite(.timeLimit(.minutes(20))) struct ProviderHTTPSTests {
     /// The provider, a refresh token it issued (over plain loopback HTTP, as a sign-in gives it),
     /// and a TLS front presenting `certificate`.
     struct World {

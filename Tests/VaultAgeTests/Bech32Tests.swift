@@ -2,7 +2,7 @@ import Testing
 import VaultCrypto
 @testable import VaultAge
 
-@Suite struct Bech32Tests {
+@Suite(.timeLimit(.minutes(20))) struct Bech32Tests {
     /// BIP-173's valid Bech32 strings.
     @Test(arguments: [
         "A12UEL5L", "a12uel5l",

@@ -2,7 +2,7 @@ import Testing
 @testable import VaultImport
 
 /// Where each tool's file is, from a home and an environment the test gives.
-@Suite struct ScanLocationsTests {
+@Suite(.timeLimit(.minutes(20))) struct ScanLocationsTests {
     @Test func withNoVariablesEveryToolsDefaultIsListed() {
         let paths = ScanLocations(home: "/home/ada/", environment: [:]).all().map(\.path)
         #expect(paths == ["/home/ada/.git-credentials", "/home/ada/.config/git/credentials", "/home/ada/.docker/config.json",

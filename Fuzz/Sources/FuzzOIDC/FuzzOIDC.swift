@@ -44,7 +44,7 @@ let now = Date(timeIntervalSince1970: 1_700_001_000)
 let fixedKeys = Array(#"{"keys": [{"kty": "EC", "crv": "P-256", "kid": "fuzz-ec", "use": "sig", "alg": "ES256", "x": "dmugWrSyMR5l8INy80pBqJ_KI4lZbqQgHbTAMT7QxJE", "y": "sgDy9dUbmSakTFzgVbesGOzq0C5F0YXI5nAZ1ZrNGnE"}, {"kty": "RSA", "kid": "fuzz-rsa", "use": "sig", "alg": "RS256", "n": "19uiBIIBdB0C4PY-O9h-RsrSV934fNCbkyHZHTxAlc4nbzCuGiAcGhr-c3RJuTQwwqeEVk2YEvEC6bSBWhGqMKiGdEzzs9ojd9e7Qyf-kKnEYraCJzG1iKA8r1zDRznzJYTlYeANWFyOU5apSDeb9e0SKw8NCKaIURVCpCoZGhu9QX8PwKdBf8FmVXauXkqotEWrFwba3nns0er3LXoagrIJivzuTCB5GoTnWAwV80tassmt-oV5U1yLC1K4y9C1MgH7g8kRMB05T3E4_oWWCCuREngrZ6pShcx2TgMfe4lt1p_SkmQKlWzBuEarONVYcXnE4cZgnlYajvw1Ic9HZw", "e": "AQAB"}]}"#.utf8)
 let seedToken = #"eyJhbGciOiAiRVMyNTYiLCAia2lkIjogImZ1enotZWMiLCAidHlwIjogIkpXVCJ9.eyJpc3MiOiAiaHR0cHM6Ly9pc3N1ZXIuZXhhbXBsZSIsICJhdWQiOiAiZnV6ei1jbGllbnQiLCAic3ViIjogInVzZXItMSIsICJpYXQiOiAxNzAwMDAwMDAwLCAiZXhwIjogMTcwMDAwMzYwMH0.gvHG-CqppDdtqpYt2IiNcQmgdgELpeJP5213kg0ILqzwouV1zUtCsVFQX4YQ3yPngEH2vZv6u10TFRs0PQ_D3A"#
 
-/// The rule as URLSession sees the URL (`URL.scheme`, `URL.host`), written apart from
+/// The rule as `URL` reads the URL (`URL.scheme`, `URL.host`), written apart from
 /// `SecureEndpoint`, which reads it through `URLComponents`: a disagreement is a finding.
 private func isHTTPSOrLoopback(_ url: URL) -> Bool {
     guard let scheme = url.scheme?.lowercased() else { return false }
