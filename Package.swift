@@ -272,7 +272,9 @@ let package = Package(
             ]
         ),
         // Process and fixture helpers shared by the test targets that run real processes.
-        .target(name: "TestSupport", dependencies: ["VaultClient", "VaultSession", "VaultCrypto", "BoundedJSON", "VaultTesting", "CLinuxShims"],
+        .target(name: "TestSupport", dependencies: ["VaultClient", "VaultSession", "VaultCrypto", "BoundedJSON", "VaultTesting", "CLinuxShims",
+                                                  .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                                                  .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")],
                 path: "Tests/TestSupport"),
         // libsecret's headers, linked, for the keyring tests only.
         .systemLibrary(name: "CSecret", path: "Tests/CSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),

@@ -1,5 +1,8 @@
+import AsyncHTTPClient
 import BoundedJSON
 import Foundation
+import NIOCore
+import NIOHTTP1
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -117,13 +120,19 @@ open class ProviderServer: @unchecked Sendable {
     // MARK: HTTP as a test
 
     /// One request to the provider: the status and the exact answer bytes.
+    ///
+    /// Through AsyncHTTPClient, not URLSession: a hang guard cancels the calls it abandons, and on
+    /// Linux cancelling a URLSession task while it completes can deadlock the test process (seen in
+    /// `FleetDatabaseLossTests`: `URLSessionTask.cancel` waiting on the session's queue while the
+    /// completion waited on the task's status lock).
     public func send(_ method: String, _ path: String, body: [UInt8]? = nil, headers: [String: String] = [:]) async throws -> (Int, [UInt8]) {
-        var request = URLRequest(url: URL(string: base + path)!)
-        request.httpMethod = method
-        request.httpBody = body.map { Data($0) }
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, Array(data))
+        var request = HTTPClientRequest(url: base + path)
+        request.method = HTTPMethod(rawValue: method)
+        if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
+        for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(600))
+        let answer = try await response.body.collect(upTo: 64 << 20)
+        return (Int(response.status.code), Array(answer.readableBytesView))
     }
 
     /// A JSON POST.
