@@ -164,7 +164,7 @@ let package = Package(
             name: "VaultDaemon",
             dependencies: [
                 "Varlink", "VaultAPI", "VaultPolicy", "VaultClient", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
-                "VaultSession", "VaultOAuthHTTP", "VaultOIDC",
+                "VaultSession", "VaultOAuthHTTP", "VaultOIDC", "VaultAge",
                 "VaultSecretService", "VaultPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -211,7 +211,7 @@ let package = Package(
             name: "sortedvault-cli",
             dependencies: [
                 "CLIOptions", "VaultClient", "CLICore", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
-                "CredentialHelpers", "VaultLoopback", "VaultImport",
+                "CredentialHelpers", "VaultLoopback", "VaultImport", "VaultAge",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -29,6 +29,9 @@ public protocol SealedStorage: Sendable {
     func stateEntries() throws -> [StateEntry]
     /// The vault state and every record without its sealed secret, in storage order, from one snapshot.
     func listings() throws -> (state: SealedVaultState?, records: [SealedRecord])
+    /// The vault state and every record with its sealed secret, in storage order, from one snapshot
+    /// (a backup's read).
+    func snapshot() throws -> (state: SealedVaultState?, records: [SealedRecord])
     /// How many records are stored (expired ones included until purged).
     func count() throws -> Int
     /// Replaces the state and all its entries, durably, if the stored generation is still `expected`

@@ -110,6 +110,9 @@ public struct WireWriter: ~Copyable {
     /// The NUL that ends a varlink frame.
     public mutating func nul() { append(0) }
 
+    /// The newline that ends a JSON line (a backup's, ``BackupDocument``), after a whole value.
+    public mutating func newline() { append(0x0A) }
+
     // MARK: Members
 
     public mutating func field(_ name: String, _ value: String) { key(name); string(value) }

@@ -65,3 +65,11 @@ public protocol TokenStoreReadingNow: TokenStore {
     /// `retrieve` does. Never waits on a lock held across I/O, never writes.
     func retrieveNow(_ key: ItemKey) throws -> RetrievedItem?
 }
+
+/// An optional ability of a ``TokenStore``: every live record, secrets included, as of one moment —
+/// one read of one database snapshot, so that a backup never holds half of a change. It includes
+/// sortedvault's own records (``ItemKey/isReserved``): logins and queued revocations.
+public protocol TokenStoreSnapshots: TokenStore {
+    /// Every live item with its secret, in listing order.
+    func snapshot() async throws -> [RetrievedItem]
+}

@@ -160,6 +160,12 @@ final class AccessLog: Sendable {
              + " note=" + Self.quoted(reason) + "\n")
     }
 
+    /// What an allowed owner operation did, for the owner to see later (an export and whom it was
+    /// sealed for): `… owner uid=… operation="export" note="…"`. Never a secret in `note`.
+    func recordOwnerNote(_ peer: PeerCredentials, operation: String, note: String) {
+        emit(timestamp() + " owner" + Self.peerText(peer) + " operation=" + Self.quoted(operation) + " note=" + Self.quoted(note) + "\n")
+    }
+
     /// A connection refused at accept: no rule could ever allow this peer anything.
     func recordRefusedConnection(_ peer: PeerCredentials) {
         guard admit(peer, allowed: false, operation: "connect") else { return }

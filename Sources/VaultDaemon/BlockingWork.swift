@@ -1,7 +1,8 @@
 import NIOPosix
 
 /// The one pool a sortedvault process runs its blocking work on: Argon2id (`EncryptedVault`),
-/// libsecret calls (`VaultSecretService`) and generation-record writes (`BackgroundGenerationRecord`),
+/// libsecret calls (`VaultSecretService`), generation-record writes (`BackgroundGenerationRecord`)
+/// and sealing a backup (scrypt, `VaultService.export`),
 /// never on Swift's cooperative threads or a NIO event loop.
 ///
 /// ```swift
@@ -10,11 +11,11 @@ import NIOPosix
 /// }
 /// ```
 ///
-/// Each of the three kinds takes turns with itself (one derivation, one libsecret call, one record
+/// Each of the four kinds takes turns with itself (one derivation, one libsecret call, one record
 /// write at a time), so one thread per kind means none of them ever waits for another — not even
 /// behind a keyring that hangs. Pass the pool on; do not make another beside it.
 public enum BlockingWork {
-    public static let threads = 3
+    public static let threads = 4
 
     /// Runs `body` with a started pool, and shuts the pool down when `body` returns or throws.
     ///

@@ -155,7 +155,7 @@ struct DaemonParts: Sendable {
             vault: vault, items: items,
             access: access, throttle: UnlockThrottle(clock: configuration.clock),
             activity: activity, settings: settings, keyFilePath: paths.keyFile,
-            keyring: SecretServiceKeySource(threadPool: threadPool), clock: configuration.clock,
+            keyring: SecretServiceKeySource(threadPool: threadPool), clock: configuration.clock, threadPool: threadPool,
             sleeper: configuration.sleeper, logger: logger, onUnlock: workLoop.vaultUnlocked)
         let sessionService = SessionService(sessions: sessions, access: access, activity: activity,
                                             clock: configuration.clock, answerDeadline: AnswerDeadline(clock: configuration.answerClock),

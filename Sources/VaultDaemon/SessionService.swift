@@ -19,9 +19,9 @@ final class SessionService: VarlinkInterface {
     let name = SessionInterfaceDescription.name
     let interfaceDescription = SessionInterfaceDescription.text
 
-    private let sessions: SessionManager
-    private let access: AccessControl
-    private let activity: ActivityClock
+    let sessions: SessionManager
+    let access: AccessControl
+    let activity: ActivityClock
     private let clock: any VaultClock
     private let answerDeadline: AnswerDeadline
     private let logger: Logger
@@ -109,6 +109,7 @@ final class SessionService: VarlinkInterface {
             case .cancelLogins:
                 let request = try SessionInterface.CancelLogins.Request(from: parameters)
                 return .task { try await self.cancelLogins(request, peer: peer) }
+            case .restore: return try restore(.init(from: parameters), peer: peer)
             case .passwordLogin:
                 let request = try SessionInterface.PasswordLogin.Request(from: parameters)
                 return .task { try await self.passwordLogin(request, peer: peer) }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Logging
+import NIOPosix
 import Varlink
 import Vault
 import VaultAPI
@@ -20,13 +21,13 @@ final class VaultService: VarlinkInterface {
     /// passphrase or key slots (those calls answer `Unsupported`).
     let vault: EncryptedVault?
     /// Where item calls go: the vault itself, the desktop keyring behind the vault's lock, or the fleet's database.
-    private let items: any TokenStore
+    let items: any TokenStore
     /// The vault, when it holds the items itself: its immediate reads may answer item calls.
     private let immediateReads: EncryptedVault?
     /// Where the logins (and sortedvault's other own records) live: the vault, or the fleet's database.
-    private var ownRecords: any TokenStore { vault ?? items }
+    var ownRecords: any TokenStore { vault ?? items }
     /// The items are kept apart from the logins (in the desktop keyring), so they are listed on their own.
-    private var itemsApart: Bool { vault != nil && immediateReads == nil }
+    var itemsApart: Bool { vault != nil && immediateReads == nil }
     let access: AccessControl
     private let throttle: UnlockThrottle
     let activity: ActivityClock
@@ -35,16 +36,20 @@ final class VaultService: VarlinkInterface {
     private let onUnlock: @Sendable () -> Void
     private let unlockWithoutPassphrase: NonInteractiveUnlock?
     /// When the daemon started, on its clock: `status` reports the uptime.
-    private let clock: any VaultClock
+    let clock: any VaultClock
+    /// Where a backup is sealed (scrypt): the daemon's blocking pool, one backup at a time.
+    let threadPool: NIOThreadPool
+    let exportTurn = KeyedLock<Int>()
     private let startedAt: Date
 
     /// - Parameter onUnlock: runs after every successful unlock (the session manager resumes its work).
     init(vault: EncryptedVault?, items: any TokenStore, access: AccessControl, throttle: UnlockThrottle, activity: ActivityClock,
          settings: DaemonSettings, keyFilePath: String, keyring: SecretServiceKeySource, clock: any VaultClock,
-         sleeper: any Clock<Duration> = ContinuousClock(),
+         threadPool: NIOThreadPool, sleeper: any Clock<Duration> = ContinuousClock(),
          logger: Logger, onUnlock: @escaping @Sendable () -> Void = {}) {
         self.vault = vault
         self.clock = clock
+        self.threadPool = threadPool
         startedAt = clock.now
         self.items = items
         immediateReads = vault.flatMap { (items as? EncryptedVault) === $0 ? $0 : nil }
@@ -98,6 +103,9 @@ final class VaultService: VarlinkInterface {
             case .unlock: return .task { try await self.unlock(parameters, peer: peer) }
             case .lock: return .task { try await self.lock(peer: peer) }
             case .changePassphrase: return .task { try await self.changePassphrase(parameters, peer: peer) }
+            case .export:
+                let request = try VaultInterface.Export.Request(from: parameters)
+                return .task { try await self.export(request, more: call.more, context: context) }
             }
         }
     }

@@ -78,6 +78,32 @@ public enum AtomicFileReplacer {
         try syncDirectory(directory.isEmpty ? "/" : directory)
     }
 
+    /// Creates `path` with `contents` and mode 0600, whole or not at all: a temporary file beside
+    /// it, fsync, then `link` to the name (which fails, changing nothing, when the name exists: an
+    /// existing file is never overwritten), the temporary name removed, fsync of the directory.
+    public static func create(path: String, contents: [UInt8]) throws {
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+        let prefix: String = directory.isEmpty ? "/" : directory + "/"
+        var template: [CChar] = Array((prefix + "." + name + ".sortedvault-XXXXXX").utf8CString)
+        let descriptor = mkstemp(&template)
+        guard descriptor >= 0 else { throw ImportFile.systemError("create a temporary file in", directory.isEmpty ? "/" : directory, errno) }
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        defer { unlink(temporary) }
+        do {
+            defer { close(descriptor) }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { throw ImportFile.systemError("fstat", temporary, errno) }
+            try contents.withUnsafeBytes { try finish(descriptor, temporary, $0, mode: 0o600, like: info) }
+        }
+        guard link(temporary, path) == 0 else {
+            if errno == EEXIST { throw ImportError(.system, "\(path) exists already: nothing was written; remove it or choose another name") }
+            throw ImportFile.systemError("create", path, errno)
+        }
+        try syncDirectory(directory.isEmpty ? "/" : directory)
+    }
+
     /// Owner and mode as the original's, all bytes written, fsync.
     static func finish(_ descriptor: Int32, _ path: String, _ bytes: UnsafeRawBufferPointer, mode: mode_t, like info: stat) throws {
         if info.st_uid != geteuid() || info.st_gid != getegid() {

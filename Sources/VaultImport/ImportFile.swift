@@ -14,8 +14,8 @@ import VaultCrypto
 public enum ImportFile {
     /// The file's bytes, or nil when there is no file at `path` (or a directory on it is missing).
     /// Symbolic links are followed; anything but a regular file is refused, as is a file over
-    /// ``ImportLimits/maximumFileBytes``.
-    public static func read(path: String) throws -> SecureBytes? {
+    /// `limit` (``ImportLimits/maximumFileBytes`` for a credential file; a backup is larger).
+    public static func read(path: String, limit: Int = ImportLimits.maximumFileBytes) throws -> SecureBytes? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard descriptor >= 0 else {
             let code = errno
@@ -29,7 +29,7 @@ public enum ImportFile {
             throw ImportError(.notRegularFile, "\(path) is not a regular file")
         }
         let size = Int(info.st_size)
-        try checkSize(size, path: path)
+        try checkSize(size, path: path, limit: limit)
         let bytes = try SecureBytes(count: size) { buffer in
             var done = 0
             while done < size {
@@ -47,9 +47,9 @@ public enum ImportFile {
         return bytes
     }
 
-    static func checkSize(_ size: Int, path: String) throws {
-        guard size <= ImportLimits.maximumFileBytes else {
-            throw ImportError(.tooLarge, "\(path) is \(size) bytes, over the \(ImportLimits.maximumFileBytes) a credential file can be")
+    static func checkSize(_ size: Int, path: String, limit: Int = ImportLimits.maximumFileBytes) throws {
+        guard size <= limit else {
+            throw ImportError(.tooLarge, "\(path) is \(size) bytes, over the \(limit) such a file can be")
         }
     }
 

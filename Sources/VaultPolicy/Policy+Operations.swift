@@ -9,11 +9,12 @@ extension Policy {
         "session.save", "session.autologin", "session.refresh", "session.logout",
         "session.status", "session.watch", "session.list", "session.login",
         "fleet.revoke", "fleet.status", "fleet.rewrap",
+        "export", "session.restore",
     ]
 
     /// Operations on the whole vault, asked without a service: only a rule whose services cover
     /// every service (`services = ["*"]`) allows or denies them.
-    public static let vaultWideOperations: Set<String> = ["status", "lock", "unlock", "change-passphrase", "fleet.status", "fleet.rewrap"]
+    public static let vaultWideOperations: Set<String> = ["status", "lock", "unlock", "change-passphrase", "fleet.status", "fleet.rewrap", "export"]
 
     /// Operations that may be asked without a service and answer with what the caller may see: a
     /// rule for some services allows the call, and every entry is then checked with its own

@@ -8,7 +8,7 @@
 /// The columns each query returns are read by position in ``SQLiteSealedStorage``: change both together.
 enum SQLiteReadStatement: Int, CaseIterable {
     case begin, commit, rollBack
-    case header, item, state, entries, listings, count
+    case header, item, state, entries, listings, snapshot, count
 
     var sql: String {
         switch self {
@@ -20,6 +20,7 @@ enum SQLiteReadStatement: Int, CaseIterable {
         case .state: "SELECT vault_id, generation, count, tag FROM vault_state WHERE id = 1"
         case .entries: "SELECT lookup, revision, expires_at FROM vault_entries"
         case .listings: "SELECT lookup, revision, expires_at, metadata FROM items ORDER BY id"
+        case .snapshot: "SELECT lookup, revision, expires_at, metadata, secret FROM items ORDER BY id"
         case .count: "SELECT count(*) FROM items"
         }
     }

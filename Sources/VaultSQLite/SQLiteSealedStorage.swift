@@ -177,6 +177,15 @@ public final class SQLiteSealedStorage: SealedStorage {
         }
     }
 
+    public func snapshot() throws -> (state: SealedVaultState?, records: [SealedRecord]) {
+        try readers.read("read every item") { reader in
+            let records = try reader.rows(.snapshot) {
+                Self.record(from: $0, withSecret: true)
+            }
+            return (try Self.state(reader), records)
+        }
+    }
+
     public func count() throws -> Int {
         try readers.read("count items") { reader in
             Int(try reader.rows(.count) { $0.int64(0) }.first ?? 0)

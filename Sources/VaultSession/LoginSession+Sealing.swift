@@ -59,7 +59,7 @@ extension LoginSession {
     }
 
     /// Reads a session record; a damaged one is an integrity failure.
-    init(sealedRecord record: SecureBytes) throws {
+    public init(sealedRecord record: SecureBytes) throws {
         let reader = try SealedFieldsReader(record, magic: Self.magic, what: "session")
         guard let accessToken = reader.secret(SessionField.accessToken), let tokenType = reader.text(SessionField.tokenType),
               let issuedAt = reader.date(SessionField.issuedAt), let signedInAt = reader.date(SessionField.signedInAt),

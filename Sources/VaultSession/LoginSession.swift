@@ -56,7 +56,7 @@ public struct LoginSession: Sendable, CustomStringConvertible {
         loginID = SecureRandomID.make()
     }
 
-    init(accessToken: SecureBytes, refreshToken: SecureBytes?, idToken: SecureBytes?, tokenType: String, scopes: [String],
+    public init(accessToken: SecureBytes, refreshToken: SecureBytes?, idToken: SecureBytes?, tokenType: String, scopes: [String],
          accessTokenExpiresAt: Date?, refreshTokenExpiresAt: Date?, absoluteExpiresAt: Date?, issuedAt: Date,
          signedInAt: Date, lastRefreshedAt: Date?, userID: String?, provider: OAuthProvider, loginID: [UInt8]) {
         self.accessToken = accessToken

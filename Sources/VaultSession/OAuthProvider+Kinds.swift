@@ -47,8 +47,8 @@ extension OAuthProvider {
                                  apiKey: nil, issuer: issuer)
     }
 
-    /// Every kind's checks in one place, also used when a stored record is read back.
-    init(kind: ProviderKind, tokenEndpoint: URL, revocationEndpoint: URL?, clientID: String, clientSecret: SecureBytes?,
+    /// Every kind's checks in one place, also used when a stored record or a backup's login is read back.
+    public init(kind: ProviderKind, tokenEndpoint: URL, revocationEndpoint: URL?, clientID: String, clientSecret: SecureBytes?,
          clientAuthentication: ClientAuthentication, apiKey: SecureBytes?, issuer: URL?) throws {
         switch kind {
         case .oauth2, .oidc:

@@ -23,7 +23,7 @@ public enum SessionItems {
 
     /// The login key of a session item, or nil for any other item.
     /// By bytes, as every name comparison: the prefix is ASCII, so what follows it is whole UTF-8.
-    static func login(of item: ItemKey) -> ItemKey? {
+    public static func login(of item: ItemKey) -> ItemKey? {
         guard item.service.utf8.starts(with: sessionPrefix.utf8) else { return nil }
         let service = String(decoding: item.service.utf8.dropFirst(sessionPrefix.utf8.count), as: UTF8.self)
         return try? ItemKey(storedService: service, account: item.account)

@@ -11,12 +11,13 @@ import VaultCore
 import VaultCrypto
 import VaultImport
 
-/// `sortedvault import --scan` and `sortedvault import KIND`: moving in the plaintext credentials
-/// other tools left on disk (docs/moving-in.md).
+/// `sortedvault import --scan`, `sortedvault import KIND` and `sortedvault import FILE.age`: moving
+/// in the plaintext credentials other tools left on disk (docs/moving-in.md), and restoring a
+/// backup (docs/backup.md).
 struct Import: ReportingCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Find plaintext credentials other tools left on disk, and move them into the vault.",
+        abstract: "Move plaintext credentials other tools left on disk into the vault, or restore a backup.",
         discussion: """
             `sortedvault import --scan` looks in the places git's store helper, docker, netrc, gh, twine \
             and npm keep credentials in plain text, and prints what it found (file, kind, host and user, \
@@ -29,6 +30,11 @@ struct Import: ReportingCommand {
             --on-conflict replace. With --remove-source, once the vault has acknowledged every item, the \
             file is rewritten without its secrets: atomically, its mode kept, every other byte as it was \
             (and the original kept as FILE.sortedvault-backup with --keep-backup).
+
+            `sortedvault import FILE.age` restores a backup made by `sortedvault export` (or the same \
+            format sealed by `age`): with --identity FILE for a file sealed to an age recipient, else \
+            for its passphrase (asked, or read from --passphrase-fd N). Items and logins already in the \
+            vault follow --on-conflict the same way.
             """)
 
     enum Conflict: String, ExpressibleByArgument, CaseIterable {
@@ -37,23 +43,45 @@ struct Import: ReportingCommand {
 
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Only look and report: change nothing.") var scan = false
-    @Argument(help: "What to import: \(ImportSource.allCases.map(\.rawValue).joined(separator: ", ")).") var kind: String?
+    @Argument(help: "What to import: \(ImportSource.allCases.map(\.rawValue).joined(separator: ", ")), or a backup FILE.age.") var kind: String?
     @Option(help: "Import from this file instead of the usual places.") var file: String?
     @Option(help: "An item already in the vault under the same name: keep it, or replace it.") var onConflict: Conflict = .keep
     @Flag(help: "Rewrite the source files without their secrets once the vault holds them.") var removeSource = false
     @Flag(help: "With --remove-source: keep the original as FILE.sortedvault-backup.") var keepBackup = false
+    @Option(name: .customLong("identity"), help: "A backup sealed to an age recipient: its identity file (age-keygen's); repeat for more.") var identities: [String] = []
+    @Option(help: "A backup sealed for a passphrase: read it from this file descriptor instead of the terminal.") var passphraseFd: Int32?
+
+    /// A backup to restore rather than a KIND: a path (it has a slash, or ends in `.age`).
+    private var backupPath: String? {
+        guard let kind, ImportSource(rawValue: kind) == nil, kind.contains("/") || kind.hasSuffix(".age") else { return nil }
+        return kind
+    }
 
     func validate() throws {
         if scan && kind != nil { throw ValidationError("--scan looks everywhere: give either --scan or a KIND, not both") }
         if !scan && kind == nil { throw ValidationError("say what to import (a KIND), or --scan to see what there is") }
-        if let kind, ImportSource(rawValue: kind) == nil {
-            throw ValidationError("unknown KIND \(kind.debugDescription): one of \(ImportSource.allCases.map(\.rawValue).joined(separator: ", "))")
+        if let kind, ImportSource(rawValue: kind) == nil, backupPath == nil {
+            throw ValidationError("unknown KIND \(kind.debugDescription): one of \(ImportSource.allCases.map(\.rawValue).joined(separator: ", ")), or a backup FILE.age")
+        }
+        if backupPath != nil, removeSource || file != nil {
+            throw ValidationError("a backup is restored as it is: --remove-source and --file go with a KIND")
+        }
+        if backupPath == nil, !identities.isEmpty || passphraseFd != nil {
+            throw ValidationError("--identity and --passphrase-fd go with a backup FILE.age")
+        }
+        if !identities.isEmpty && passphraseFd != nil {
+            throw ValidationError("a backup is sealed for identities or for a passphrase: give --identity or --passphrase-fd, not both")
         }
         if keepBackup && !removeSource { throw ValidationError("--keep-backup goes with --remove-source") }
         if file != nil && kind == nil { throw ValidationError("--file goes with a KIND") }
     }
 
     func perform() async throws {
+        if let backupPath {
+            let restore = BackupRestore(path: backupPath, identityFiles: identities, passphraseFd: passphraseFd, replace: onConflict == .replace)
+            print(try await restore.run(client: try global.client(), sessions: try global.sessionClient()))
+            return
+        }
         let locations = try self.locations()
         if scan {
             try await report(locations)
@@ -106,7 +134,7 @@ struct Import: ReportingCommand {
 
     private func importEach(_ locations: [ScanLocation]) async throws {
         let client = try await global.client()
-        var stored = 0, kept: [String] = [], skipped = 0, rewritten: [String] = []
+        var tally = MoveIn.Tally(), skipped = 0, rewritten: [String] = []
         for location in locations {
             guard let (original, found) = try Self.read(location) else {
                 if file != nil { throw VaultError(.notFound, "\(location.path) does not exist: nothing was imported") }
@@ -116,18 +144,10 @@ struct Import: ReportingCommand {
             var imported: [FoundCredential] = []
             for credential in found {
                 guard let destination = try ImportNaming.destination(for: credential) else { skipped += 1; continue }
-                if onConflict == .keep, try await client.exists(destination.key) {
-                    let held = try await client.retrieve(destination.key)
-                    if held.secret == credential.secret {
-                        imported.append(credential)  // the same secret: already moved in
-                    } else {
-                        kept.append("\(destination.key) (\(location.path))")
-                    }
-                    continue
+                if try await MoveIn.store(credential.secret, at: destination.key, options: try StoreOptions(label: destination.label),
+                                          replace: onConflict == .replace, client: client, into: &tally, source: location.path) {
+                    imported.append(credential)
                 }
-                try await client.store(credential.secret, for: destination.key, options: try StoreOptions(label: destination.label))
-                imported.append(credential)
-                stored += 1
             }
             guard removeSource, !imported.isEmpty else { continue }
             // A credential kept (its secret differs from the vault's) stays in the file: nothing is lost.
@@ -135,11 +155,7 @@ struct Import: ReportingCommand {
             try AtomicFileReplacer.replace(path: location.path, expecting: original, with: cleaned, keepBackup: keepBackup)
             rewritten.append(location.path)
         }
-        var summary = ["Stored \(stored) item\(stored == 1 ? "" : "s")."]
-        if !kept.isEmpty {
-            summary.append("Kept \(kept.count) item\(kept.count == 1 ? "" : "s") already in the vault with another secret "
-                           + "(their source lines stay; --on-conflict replace replaces them): " + kept.joined(separator: ", "))
-        }
+        var summary = tally.lines()
         if skipped > 0 { summary.append("Left \(skipped) credential\(skipped == 1 ? "" : "s") no helper asks for by name.") }
         for path in rewritten {
             summary.append("Rewrote \(path) without the imported secrets" + (keepBackup ? " (original: \(path)\(AtomicFileReplacer.backupSuffix))." : "."))

@@ -20,7 +20,7 @@ struct SortedVault: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             InitForwarder.self, RecoverForwarder.self, Store.self, Retrieve.self, Delete.self, Exists.self, List.self, Status.self,
-            Lock.self, Unlock.self, ChangePassphrase.self, Stop.self, Reload.self, SessionCommand.self, FleetCommand.self, Exec.self, GitCommand.self, Import.self, Log.self, DaemonForwarder.self,
+            Lock.self, Unlock.self, ChangePassphrase.self, Stop.self, Reload.self, SessionCommand.self, FleetCommand.self, Exec.self, GitCommand.self, Import.self, Export.self, Log.self, DaemonForwarder.self,
         ])
 
     /// The programs this executable is, by the name it was run as: git's and docker's credential

@@ -36,6 +36,8 @@ import VaultCrypto
         try check(I.Unlock.self, .init(passphrase: nil), .init(), covered)
         try check(I.Lock.self, .init(), .init(), covered)
         try check(I.ChangePassphrase.self, .init(old: SecureBytes(copying: [1]), new: SecureBytes(copying: [2, 3])), .init(), covered)
+        try check(I.Export.self, .init(passphrase: Self.secret, recipients: nil, armor: true), .init(part: "YWdl", items: 2, logins: 1), covered)
+        try check(I.Export.self, .init(passphrase: nil, recipients: ["age1a", "age1b"]), .init(part: "", items: 0, logins: 0), covered)
         #expect(covered.methods == Set(I.Method.allCases.map(\.rawValue)), "a vault method has no round trip here")
     }
 
@@ -72,6 +74,10 @@ import VaultCrypto
         try check(I.PasswordLogin.self, .init(service: "s", account: nil, provider: provider, email: "ada@example.com",
                                               password: Self.secret, create: true),
                   .init(session: Self.state, account: "ada@example.com"), covered)
+        let login = I.BackupLogin(service: "s", account: "a", provider: provider, accessToken: Self.secret, refreshToken: SecureBytes(copying: [9]),
+                                  idToken: nil, tokenType: "Bearer", scopes: ["read"], accessTokenExpiresAt: 10, refreshTokenExpiresAt: nil,
+                                  absoluteExpiresAt: 20, issuedAt: 1, signedInAt: 0.5, lastRefreshedAt: nil, userId: "u")
+        try check(I.Restore.self, .init(login: login, replace: true), .init(outcome: .kept), covered)
         #expect(covered.methods == Set(I.Method.allCases.map(\.rawValue)), "a session method has no round trip here")
     }
 

@@ -17,7 +17,7 @@ extension DaemonSuite {
         /// The access log's text once it holds `line` lines containing `mark`: the daemon writes the
         /// log off the request path, within 100 ms of a call, so a reply can arrive before its line.
         /// Still nil (the test fails) when the lines never come.
-        private static func accessLogText(_ path: String, lines count: Int = 1, containing mark: String) -> String? {
+        static func accessLogText(_ path: String, lines count: Int = 1, containing mark: String) -> String? {
             var text: String?
             _ = CLIHarness.eventually {
                 text = try? String(contentsOfFile: path, encoding: .utf8)

@@ -1,5 +1,4 @@
 import Foundation
-import TestSupport
 import VaultCrypto
 
 #if canImport(Glibc)
@@ -12,18 +11,18 @@ import Glibc
 /// age reads passphrases from the terminal only. ``runAtTerminal(_:typing:prompts:)`` runs it under
 /// a pseudo-terminal made by python3's `pty` module; the passphrase reaches python on its standard
 /// input and age through the terminal, never on a command line or in an environment.
-final class AgeTool {
-    static let age = "/usr/bin/age"
-    static let keygen = "/usr/bin/age-keygen"
-    static let python = "/usr/bin/python3"
+public final class AgeTool {
+    public static let age = "/usr/bin/age"
+    public static let keygen = "/usr/bin/age-keygen"
+    public static let python = "/usr/bin/python3"
 
-    static let available = [age, keygen, python].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
-    static let missing = "Debian's age (/usr/bin/age, /usr/bin/age-keygen) and python3: apt-get install -y age python3"
+    public static let available = [age, keygen, python].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
+    public static let missing = "Debian's age (/usr/bin/age, /usr/bin/age-keygen) and python3: apt-get install -y age python3"
 
-    let directory: String
+    public let directory: String
     private let environment = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
 
-    init() throws {
+    public init() throws {
         var template = Array((FileManager.default.temporaryDirectory.path + "/vault-age-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw HarnessError("cannot create a temporary directory") }
         directory = String(cString: made)
@@ -31,9 +30,9 @@ final class AgeTool {
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
 
-    func path(_ name: String) -> String { directory + "/" + name }
+    public func path(_ name: String) -> String { directory + "/" + name }
 
-    func write(_ bytes: some Collection<UInt8>, to name: String) throws {
+    public func write(_ bytes: some Collection<UInt8>, to name: String) throws {
         let descriptor = open(path(name), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw HarnessError("cannot create \(name)") }
         defer { close(descriptor) }
@@ -43,12 +42,12 @@ final class AgeTool {
         }
     }
 
-    func read(_ name: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path(name)))) }
+    public func read(_ name: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path(name)))) }
 
     /// Runs a program with pipes; returns its status and standard output, throwing with its error
     /// output when it fails and `check` is set.
     @discardableResult
-    func run(_ argv: [String], check: Bool = true) throws -> (status: Int32, output: String) {
+    public func run(_ argv: [String], check: Bool = true) throws -> (status: Int32, output: String) {
         let (status, out, err) = try Subprocess.run(argv, environment: environment, input: Data(), timeout: .seconds(300))
         if check, status != 0 {
             throw HarnessError("\(argv.joined(separator: " ")) exited \(status): \(String(decoding: err, as: UTF8.self))")
@@ -58,7 +57,7 @@ final class AgeTool {
 
     /// Runs `argv` in a pseudo-terminal and types `passphrase` at each of its first `prompts`
     /// passphrase prompts. Returns the exit status and the terminal's text, the passphrase cut out.
-    func runAtTerminal(_ argv: [String], typing passphrase: SecureBytes, prompts: Int) throws -> (status: Int32, screen: String) {
+    public func runAtTerminal(_ argv: [String], typing passphrase: SecureBytes, prompts: Int) throws -> (status: Int32, screen: String) {
         var input = passphrase.withUnsafeBytes { Data($0) } + Data([0x0A])
         defer { _ = input.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
         let (status, _, screen) = try Subprocess.run([Self.python, "-c", Self.terminalDriver, String(prompts)] + argv,

@@ -1,0 +1,200 @@
+import Foundation
+import TestSupport
+import Testing
+import VaultCore
+import VaultCrypto
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension DaemonSuite {
+    /// `sortedvault export` and `sortedvault import FILE.age` with real peers: the daemon seals the
+    /// backup, Debian's `age` opens it (identity file and passphrase at its prompt), a file `age`
+    /// sealed restores, and a second machine — another vault and daemon — gets the items and the
+    /// login back, which then answers `session autologin` without a provider.
+    @Suite struct BackupTests {
+        static let item = "ghp_Backup+Secret/42"
+        static let accessToken = "backup-access-token-\(UUID().uuidString.prefix(6))"
+        static let refreshToken = "backup-refresh-token-\(UUID().uuidString.prefix(6))"
+
+        /// A vault with two items (one with a label and attributes) and one login, its daemon running.
+        func source() throws -> CLIHarness {
+            try CIRequirement.require(AgeTool.available, AgeTool.missing)
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            try cli.startDaemon()
+            #expect(try cli.run(["store", "git:https://git.example.com", "alice", "--label", "work git", "--attribute", "team=core"],
+                                input: Data(Self.item.utf8)).status == 0)
+            #expect(try cli.run(["store", "com.example.api", "bot"], input: Data("second-secret".utf8)).status == 0)
+            // A login as a client app saves it; its endpoints are never called here (the token is valid).
+            let response = #"{"access_token":"\#(Self.accessToken)","token_type":"Bearer","expires_in":86400,"refresh_token":"\#(Self.refreshToken)","scope":"read"}"#
+            let saved = try cli.run(["session", "save", "com.example.app", "ada", "--token-endpoint", "http://127.0.0.1:9/token",
+                                     "--client-id", "backup-test"], input: Data(response.utf8))
+            #expect(saved.status == 0, "\(saved.stderr)")
+            return cli
+        }
+
+        /// Another machine: an empty vault and its daemon.
+        func target() throws -> CLIHarness {
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            try cli.startDaemon()
+            return cli
+        }
+
+        /// Runs `arguments` with `passphrase` on descriptor 3 (never on the command line).
+        func withPassphrase(_ cli: CLIHarness, _ arguments: [String], _ passphrase: String) throws -> CLIHarness.Result {
+            try cli.run(arguments + ["--passphrase-fd", "3"], prefix: ["/bin/sh", "-c", "exec \"$0\" \"$@\" 3<<EOF\n\(passphrase)\nEOF"])
+        }
+
+        func expectRestored(_ cli: CLIHarness) async throws {
+            #expect(try cli.run(["retrieve", "git:https://git.example.com", "alice"]).text == Self.item)
+            #expect(try cli.run(["retrieve", "com.example.api", "bot"]).text == "second-secret")
+            let listed = try #require(try await cli.client.list(service: "git:https://git.example.com").first)
+            #expect(listed.label == "work git" && listed.attributes == ["team": "core"], "label and attributes were not restored: \(listed)")
+            let login = try cli.run(["session", "autologin", "com.example.app", "ada"])
+            #expect(login.status == 0 && login.text == Self.accessToken, "\(login.stderr)")
+        }
+
+        @Test func aBackupForARecipientOpensWithAgeAndRestoresOnAnotherMachine() async throws {
+            let cli = try source()
+            defer { cli.stopDaemon() }
+            let tool = try AgeTool()
+            try tool.run([AgeTool.keygen, "-o", tool.path("key.txt")])
+            let recipient = try tool.run([AgeTool.keygen, "-y", tool.path("key.txt")]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+            let file = cli.root + "/backup.age"
+            let exported = try cli.run(["export", "--to", file, "--recipient", recipient])
+            #expect(exported.status == 0, "\(exported.stderr)")
+            #expect(exported.text.contains("2 items and 1 login"), "\(exported.text)")
+            #expect(try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int == 0o600)
+            let sealed = try Data(contentsOf: URL(fileURLWithPath: file))
+            #expect(sealed.starts(with: Data("age-encryption.org/v1\n".utf8)))
+            #expect(sealed.range(of: Data(Self.refreshToken.utf8)) == nil && sealed.range(of: Data("com.example".utf8)) == nil)
+
+            // Debian's age opens it: the documented JSON lines, refresh token included.
+            try tool.run([AgeTool.age, "-d", "-i", tool.path("key.txt"), "-o", tool.path("plain"), file])
+            let lines = String(decoding: try tool.read("plain"), as: UTF8.self).split(separator: "\n").map(String.init)
+            #expect(lines.count == 4)
+            let header = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any]
+            #expect(header?["format"] as? String == "org.sortedvault.backup" && header?["version"] as? Int == 1)
+            #expect(header?["items"] as? Int == 2 && header?["logins"] as? Int == 1)
+            let login = try #require(lines.first { $0.hasPrefix("{\"login\"") })
+            let fields = try #require((try JSONSerialization.jsonObject(with: Data(login.utf8)) as? [String: Any])?["login"] as? [String: Any])
+            #expect(fields["refreshToken"] as? String == Data(Self.refreshToken.utf8).base64EncodedString())
+            #expect(lines.contains { $0.contains(Data(Self.item.utf8).base64EncodedString()) })
+
+            // The access log says who exported, and for whom.
+            let log = try #require(DaemonSuite.AccessLogTests.accessLogText(cli.accessLogPath, containing: "operation=\"export\" note="))
+            #expect(log.contains(recipient) && log.contains("SHA-256"), "\(log)")
+
+            // Another machine restores it; a second run changes nothing.
+            let other = try target()
+            defer { other.stopDaemon() }
+            let restored = try other.run(["import", file, "--identity", tool.path("key.txt")])
+            #expect(restored.status == 0, "\(restored.stderr)")
+            #expect(restored.text.contains("Stored 2 items.") && restored.text.contains("Logins: 1 restored"), "\(restored.text)")
+            try await expectRestored(other)
+            let again = try other.run(["import", file, "--identity", tool.path("key.txt")])
+            #expect(again.status == 0 && again.text.contains("Stored 0 items.") && again.text.contains("0 restored, 1 already there"),
+                    "\(again.text) \(again.stderr)")
+            #expect(!restored.text.contains(Self.item) && !restored.stderr.contains(Self.refreshToken))
+        }
+
+        /// A passphrase backup opens at age's own prompt; the plaintext sealed again by `age -p`
+        /// restores through `sortedvault import`, so either tool reads the other's file.
+        @Test func aPassphraseBackupOpensWithAgeAndAnAgeSealedFileRestores() async throws {
+            let cli = try source()
+            defer { cli.stopDaemon() }
+            let tool = try AgeTool()
+            let passphrase = "correct horse \(UUID().uuidString.prefix(6))"
+            let file = cli.root + "/backup.age"
+            let exported = try withPassphrase(cli, ["export", "--to", file, "--armor"], passphrase)
+            #expect(exported.status == 0, "\(exported.stderr)")
+            #expect(try String(contentsOfFile: file, encoding: .utf8).hasPrefix("-----BEGIN AGE ENCRYPTED FILE-----"))
+            let secret = SecureBytes(copying: Array(passphrase.utf8))
+            let opened = try tool.runAtTerminal([AgeTool.age, "-d", "-o", tool.path("plain"), file], typing: secret, prompts: 1)
+            #expect(opened.status == 0, "age -d: \(opened.screen)")
+            let sealedByAge = try tool.runAtTerminal([AgeTool.age, "-p", "-o", tool.path("again.age"), tool.path("plain")], typing: secret, prompts: 2)
+            #expect(sealedByAge.status == 0, "age -p: \(sealedByAge.screen)")
+
+            let other = try target()
+            defer { other.stopDaemon() }
+            let restored = try withPassphrase(other, ["import", tool.path("again.age")], passphrase)
+            #expect(restored.status == 0, "\(restored.stderr)")
+            try await expectRestored(other)
+        }
+
+        /// A wrong passphrase (exit 5), a changed byte or a cut-off file (exit 6): refused, with a
+        /// message that says so, and nothing stored.
+        @Test func aDamagedBackupOrAWrongPassphraseIsRefusedAndChangesNothing() throws {
+            let cli = try source()
+            defer { cli.stopDaemon() }
+            let file = cli.root + "/backup.age"
+            #expect(try withPassphrase(cli, ["export", "--to", file], "the right one").status == 0)
+            // An existing file is never overwritten.
+            let twice = try withPassphrase(cli, ["export", "--to", file], "the right one")
+            #expect(twice.status == 64 && twice.stderr.contains("exists already"), "\(twice.status) \(twice.stderr)")
+            let sealed = try Data(contentsOf: URL(fileURLWithPath: file))
+
+            let other = try target()
+            defer { other.stopDaemon() }
+            let wrong = try withPassphrase(other, ["import", file], "the wrong one")
+            #expect(wrong.status == 5 && wrong.stderr.contains("nothing was imported"), "\(wrong.status) \(wrong.stderr)")
+            var changed = sealed
+            changed[changed.count - 20] ^= 0x01
+            try changed.write(to: URL(fileURLWithPath: other.root + "/changed.age"))
+            let tampered = try withPassphrase(other, ["import", other.root + "/changed.age"], "the right one")
+            #expect(tampered.status == 6 && tampered.stderr.contains("damaged or was changed"), "\(tampered.status) \(tampered.stderr)")
+            try sealed.prefix(sealed.count - 100).write(to: URL(fileURLWithPath: other.root + "/cut.age"))
+            let cut = try withPassphrase(other, ["import", other.root + "/cut.age"], "the right one")
+            #expect(cut.status == 6, "\(cut.status) \(cut.stderr)")
+            #expect(try other.run(["list"]).text.isEmpty, "a refused backup stored something")
+            #expect(try other.run(["session", "autologin", "com.example.app", "ada"]).status == 8)
+        }
+
+        /// What the vault holds already is kept (an item with another secret, a login with other
+        /// tokens), said so, and replaced only when asked.
+        @Test func whatTheVaultHoldsIsKeptUnlessReplaceIsAsked() throws {
+            let cli = try source()
+            defer { cli.stopDaemon() }
+            let file = cli.root + "/backup.age"
+            #expect(try withPassphrase(cli, ["export", "--to", file], "pass").status == 0)
+            #expect(try cli.run(["store", "com.example.api", "bot"], input: Data("newer-secret".utf8)).status == 0)
+            let response = #"{"access_token":"newer-access","token_type":"Bearer","expires_in":86400,"refresh_token":"newer-refresh"}"#
+            #expect(try cli.run(["session", "save", "com.example.app", "ada", "--token-endpoint", "http://127.0.0.1:9/token",
+                                 "--client-id", "backup-test"], input: Data(response.utf8)).status == 0)
+            let kept = try withPassphrase(cli, ["import", file], "pass")
+            #expect(kept.status == 0, "\(kept.stderr)")
+            #expect(kept.text.contains("Kept 1 item") && kept.text.contains("Kept 1 login"), "\(kept.text)")
+            #expect(try cli.run(["retrieve", "com.example.api", "bot"]).text == "newer-secret")
+            #expect(try cli.run(["session", "autologin", "com.example.app", "ada"]).text == "newer-access")
+            let replaced = try withPassphrase(cli, ["import", file, "--on-conflict", "replace"], "pass")
+            #expect(replaced.status == 0, "\(replaced.stderr)")
+            #expect(try cli.run(["retrieve", "com.example.api", "bot"]).text == "second-secret")
+            #expect(try cli.run(["session", "autologin", "com.example.app", "ada"]).text == Self.accessToken)
+        }
+
+        /// Export is an owner operation of its own: a policy that lets a program read items does not
+        /// let it take them all away in one file.
+        @Test func aPolicyWithoutExportRefusesIt() throws {
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            let policy = cli.configDir + "/policy"
+            try cli.writePolicy(access: """
+                [[rule]]
+                name = "items-only"
+                effect = "allow"
+                uids = ["@self"]
+                operations = ["store", "retrieve", "list", "status"]
+                services = ["*"]
+
+                """, settings: String(contentsOfFile: CLIHarness.repository + "/policy/settings.toml", encoding: .utf8))
+            try cli.startDaemon(extraArguments: ["--policy-dir", policy])
+            defer { cli.stopDaemon() }
+            let denied = try withPassphrase(cli, ["export", "--to", cli.root + "/backup.age"], "pass")
+            #expect(denied.status == 3, "\(denied.status) \(denied.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: cli.root + "/backup.age"))
+        }
+    }
+}
