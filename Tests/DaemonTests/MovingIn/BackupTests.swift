@@ -175,6 +175,56 @@ extension DaemonSuite {
             #expect(try cli.run(["session", "autologin", "com.example.app", "ada"]).text == Self.accessToken)
         }
 
+        /// kill -9 of a restore halfway loses nothing the vault acknowledged: every item there is
+        /// whole, and the same restore run again stores exactly the rest.
+        @Test func aRestoreKilledHalfwayLosesNothingAndFinishesWhenRunAgain() async throws {
+            let count = 300
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            try cli.startDaemon()
+            defer { cli.stopDaemon() }
+            let client = cli.client
+            for index in 0..<count {
+                try await client.store(SecureBytes(copying: Array("secret-\(index)".utf8)), service: "com.example.bulk", account: "item-\(index)")
+            }
+            let file = cli.root + "/bulk.age"
+            #expect(try withPassphrase(cli, ["export", "--to", file], "bulk").status == 0)
+
+            let other = try target()
+            defer { other.stopDaemon() }
+            let argv = ["/bin/sh", "-c", "exec \"$0\" \"$@\" 3<<EOF\nbulk\nEOF", CLIHarness.executable, "import", file, "--passphrase-fd", "3"]
+            let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+            defer { close(null) }
+            let restore = try Subprocess.spawn(argv, environment: other.environment, stdin: null, stdout: null, stderr: null)
+            let otherClient = other.client
+            // The restore is under way once the vault counts its first items; then it dies.
+            var status: Int32 = 0
+            var stored = 0
+            while !restore.hasExited(status: &status) {
+                stored = try await otherClient.status().items
+                if stored >= 20 { break }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            restore.signal(SIGKILL)
+            _ = restore.wait()
+            let kept = try await otherClient.list(service: "com.example.bulk")
+            for item in kept {
+                let secret = try await otherClient.retrieve(item.key).secret
+                #expect(secret == SecureBytes(copying: Array("secret-\(item.account.dropFirst("item-".count))".utf8)), "\(item.account) is not whole")
+            }
+            let again = try withPassphrase(other, ["import", file], "bulk")
+            #expect(again.status == 0, "\(again.stderr)")
+            // The rest, and no more: the one store the dead restore had sent may still have landed
+            // after the listing above (its reply went nowhere).
+            let rest = again.text.split(separator: "\n").first { $0.hasPrefix("Stored ") }.flatMap { Int($0.split(separator: " ")[1]) } ?? -1
+            #expect(rest == count - kept.count || rest == count - kept.count - 1, "\(kept.count) kept; \(again.text)")
+            let all = try await otherClient.list(service: "com.example.bulk")
+            #expect(all.count == count)
+            for item in all.prefix(20) + all.suffix(20) {
+                #expect(try await otherClient.retrieve(item.key).secret == SecureBytes(copying: Array("secret-\(item.account.dropFirst("item-".count))".utf8)))
+            }
+        }
+
         /// Export is an owner operation of its own: a policy that lets a program read items does not
         /// let it take them all away in one file.
         @Test func aPolicyWithoutExportRefusesIt() throws {
