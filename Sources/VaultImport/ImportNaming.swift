@@ -1,5 +1,6 @@
 import CredentialHelpers
 import VaultCore
+import VaultCrypto
 
 /// Where a found credential goes in the vault: the item key and label.
 public struct VaultDestination: Sendable, Equatable, CustomStringConvertible {
@@ -61,5 +62,42 @@ public enum ImportNaming {
         } catch let error as VaultError {
             throw ImportError(.malformed, "\(found.path): no vault name for \(found.origin): \(error.reason)")
         }
+    }
+}
+
+extension ImportNaming {
+    /// The folder docker-credential-pass keeps docker logins in: `docker-credential-helpers/`
+    /// + URL-safe base64 of the server URL + `/` + the user name.
+    public static let dockerPassFolder = "docker-credential-helpers/"
+    public static let passServicePrefix = "pass:"
+
+    /// Where an entry of a `pass` store goes: a docker-credential-pass login under the name docker's
+    /// helper asks for; any other entry `NAME/…/LEAF` as service `pass:NAME/…`, account `LEAF`
+    /// (service `pass:` for an entry at the top of the store), so `sortedvault retrieve pass:email
+    /// ada` finds `pass show email/ada`.
+    public static func destination(forPassEntry entry: String) throws -> VaultDestination {
+        do {
+            if entry.hasPrefix(dockerPassFolder) {
+                let parts = entry.dropFirst(dockerPassFolder.count).split(separator: "/", maxSplits: 1)
+                if parts.count == 2, let serverURL = decodeURLBase64(parts[0]) {
+                    return VaultDestination(key: try ItemKey(service: DockerCredentialStore.servicePrefix + serverURL, account: String(parts[1])),
+                                            label: DockerCredentialStore.label)
+                }
+            }
+            let folder = entry.lastIndex(of: "/").map { String(entry[..<$0]) } ?? ""
+            let leaf = entry.lastIndex(of: "/").map { String(entry[entry.index(after: $0)...]) } ?? entry
+            return VaultDestination(key: try ItemKey(service: passServicePrefix + folder, account: leaf), label: "pass: \(entry)")
+        } catch let error as VaultError {
+            throw ImportError(.malformed, "pass entry \(entry.debugDescription): no vault name (\(error.reason))")
+        }
+    }
+
+    /// Go's `base64.URLEncoding` (padded), as docker-credential-pass names its folders; nil when the
+    /// text is not that or not UTF-8.
+    static func decodeURLBase64(_ text: Substring) -> String? {
+        var standard = String(text.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
+        while standard.utf8.count % 4 != 0 { standard += "=" }
+        guard let bytes = SecureBytes(base64Encoded: standard) else { return nil }
+        return bytes.withUnsafeBytes { String(validating: $0, as: UTF8.self) }
     }
 }

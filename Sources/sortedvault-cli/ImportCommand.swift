@@ -31,6 +31,10 @@ struct Import: ReportingCommand {
             file is rewritten without its secrets: atomically, its mode kept, every other byte as it was \
             (and the original kept as FILE.sortedvault-backup with --keep-backup).
 
+            `sortedvault import pass` reads every entry of your pass store through `pass show` (your gpg \
+            and agent): docker-credential-pass logins land where docker's helper asks, any other entry \
+            NAME/…/LEAF as service pass:NAME/…, account LEAF, with the whole entry as the secret.
+
             `sortedvault import FILE.age` restores a backup made by `sortedvault export` (or the same \
             format sealed by `age`): with --identity FILE for a file sealed to an age recipient, else \
             for its passphrase (asked, or read from --passphrase-fd N). Items and logins already in the \
@@ -43,7 +47,7 @@ struct Import: ReportingCommand {
 
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Only look and report: change nothing.") var scan = false
-    @Argument(help: "What to import: \(ImportSource.allCases.map(\.rawValue).joined(separator: ", ")), or a backup FILE.age.") var kind: String?
+    @Argument(help: "What to import: \(ImportSource.allCases.map(\.rawValue).joined(separator: ", ")), pass, or a backup FILE.age.") var kind: String?
     @Option(help: "Import from this file instead of the usual places.") var file: String?
     @Option(help: "An item already in the vault under the same name: keep it, or replace it.") var onConflict: Conflict = .keep
     @Flag(help: "Rewrite the source files without their secrets once the vault holds them.") var removeSource = false
@@ -53,15 +57,18 @@ struct Import: ReportingCommand {
 
     /// A backup to restore rather than a KIND: a path (it has a slash, or ends in `.age`).
     private var backupPath: String? {
-        guard let kind, ImportSource(rawValue: kind) == nil, kind.contains("/") || kind.hasSuffix(".age") else { return nil }
+        guard let kind, ImportSource(rawValue: kind) == nil, kind != "pass", kind.contains("/") || kind.hasSuffix(".age") else { return nil }
         return kind
     }
 
     func validate() throws {
         if scan && kind != nil { throw ValidationError("--scan looks everywhere: give either --scan or a KIND, not both") }
         if !scan && kind == nil { throw ValidationError("say what to import (a KIND), or --scan to see what there is") }
-        if let kind, ImportSource(rawValue: kind) == nil, backupPath == nil {
-            throw ValidationError("unknown KIND \(kind.debugDescription): one of \(ImportSource.allCases.map(\.rawValue).joined(separator: ", ")), or a backup FILE.age")
+        if kind == "pass", removeSource || file != nil {
+            throw ValidationError("a pass store is encrypted and stays as it is: --remove-source and --file go with a plaintext KIND")
+        }
+        if let kind, ImportSource(rawValue: kind) == nil, kind != "pass", backupPath == nil {
+            throw ValidationError("unknown KIND \(kind.debugDescription): one of \(ImportSource.allCases.map(\.rawValue).joined(separator: ", ")), pass, or a backup FILE.age")
         }
         if backupPath != nil, removeSource || file != nil {
             throw ValidationError("a backup is restored as it is: --remove-source and --file go with a KIND")
@@ -80,6 +87,10 @@ struct Import: ReportingCommand {
         if let backupPath {
             let restore = BackupRestore(path: backupPath, identityFiles: identities, passphraseFd: passphraseFd, replace: onConflict == .replace)
             print(try await restore.run(client: try global.client(), sessions: try global.sessionClient()))
+            return
+        }
+        if kind == "pass" {
+            print(try await PassImport(environment: ProcessInfo.processInfo.environment, replace: onConflict == .replace).run(client: try global.client()))
             return
         }
         let locations = try self.locations()

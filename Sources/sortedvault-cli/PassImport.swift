@@ -1,0 +1,100 @@
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLICore
+import VaultAPI
+import VaultClient
+import VaultCore
+import VaultCrypto
+import VaultImport
+
+/// `sortedvault import pass`: every entry of the user's `pass` store, read through the user's own
+/// `pass show` (and so their gpg and agent), the secret over a pipe into secure memory, stored by
+/// the import's one rule under ``ImportNaming/destination(forPassEntry:)``. The store itself is
+/// left as it is: it is encrypted, not plaintext left behind.
+struct PassImport {
+    let environment: [String: String]
+    let replace: Bool
+
+    /// `PASSWORD_STORE_DIR`, else `~/.password-store`, as pass looks.
+    var directory: String {
+        if let set = environment["PASSWORD_STORE_DIR"], !set.isEmpty { return set }
+        return (environment["HOME"] ?? "") + "/.password-store"
+    }
+
+    /// The entries' names (paths without `.gpg`), sorted; pass's own `.git` and `.extensions` skipped.
+    func entries() throws -> [String] {
+        var info = stat()
+        guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw VaultError(.notFound, "no pass store at \(directory) (set PASSWORD_STORE_DIR if it is elsewhere): nothing was imported")
+        }
+        guard let walk = FileManager.default.enumerator(atPath: directory) else {
+            throw VaultError.storageFailure("cannot read the pass store at \(directory)")
+        }
+        var names: [String] = []
+        while let relative = walk.nextObject() as? String {
+            if relative.hasPrefix(".git") || relative.hasPrefix(".extensions") { continue }
+            guard relative.hasSuffix(".gpg") else { continue }
+            names.append(String(relative.dropLast(".gpg".count)))
+        }
+        return names.sorted()
+    }
+
+    func run(client: VaultClient) async throws -> String {
+        let names = try entries()
+        var tally = MoveIn.Tally()
+        for name in names {
+            let destination = try ImportNaming.destination(forPassEntry: name)
+            let secret = try show(name)
+            try await MoveIn.store(secret, at: destination.key, options: try StoreOptions(label: destination.label),
+                                   replace: replace, client: client, into: &tally, source: "pass \(name)")
+        }
+        var lines = ["Read \(names.count) entr\(names.count == 1 ? "y" : "ies") of the pass store at \(directory)."]
+        lines += tally.lines()
+        return lines.joined(separator: "\n")
+    }
+
+    /// `pass show NAME`: its standard output, exactly, in secure memory (at most one item's size).
+    func show(_ name: String) throws -> SecureBytes {
+        var output: [Int32] = [0, 0], errors: [Int32] = [0, 0]
+        guard pipe(&output) == 0, pipe(&errors) == 0 else { throw VaultError.storageFailure("cannot make a pipe for `pass show`") }
+        for descriptor in output + errors { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
+        let argv = ["pass", "show", name]
+        let arguments = argv.map { strdup($0) } + [nil]
+        defer { arguments.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawnp(&pid, "pass", &actions, nil, arguments, environ)
+        close(output[1])
+        close(errors[1])
+        defer { close(output[0]); close(errors[0]) }
+        guard spawned == 0 else {
+            throw VaultError(.notFound, "cannot run `pass` (\(String(cString: strerror(spawned)))): install it (apt-get install pass), nothing was imported")
+        }
+        let secret: SecureBytes
+        do {
+            secret = try SecretInput.readAll(fd: output[0], limit: WireLimits.secretBytes, what: "the pass entry \(name)")
+        } catch {
+            kill(pid, SIGTERM)
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            throw error
+        }
+        var message = [UInt8](repeating: 0, count: 2048)
+        let got = message.withUnsafeMutableBytes { read(errors[0], $0.baseAddress, $0.count) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        guard status == 0 else {
+            let said = String(decoding: message.prefix(max(got, 0)), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            throw VaultError.storageFailure("`pass show \(name)` failed (\(said.isEmpty ? "exit status \(status)" : said)); the entries before it were imported, run the import again once it works")
+        }
+        return secret
+    }
+}

@@ -1,0 +1,25 @@
+import Testing
+import VaultCore
+import VaultImport
+
+/// Where a `pass` entry lands: docker-credential-pass's logins where docker's helper asks, every
+/// other entry by its folder and leaf.
+@Suite(.timeLimit(.minutes(5))) struct PassNamingTests {
+    @Test func aDockerCredentialPassLoginLandsWhereDockersHelperAsks() throws {
+        // docker-credential-pass names the folder with Go's padded URL-safe base64 of the server URL.
+        let folder = "aHR0cHM6Ly9yZWdpc3RyeS5leGFtcGxlLmNvbQ=="   // https://registry.example.com
+        let destination = try ImportNaming.destination(forPassEntry: "docker-credential-helpers/\(folder)/bob")
+        #expect(destination.key == (try ItemKey(service: "docker:https://registry.example.com", account: "bob")))
+        #expect(destination.label == "Docker Credentials")
+        let urlSafe = try ImportNaming.destination(forPassEntry: "docker-credential-helpers/aHR0cHM6Ly9leGFtcGxlLmNvbS8_YT0-/ada")
+        #expect(urlSafe.key.service == "docker:https://example.com/?a=>")
+    }
+
+    @Test func anyOtherEntryIsNamedByItsFolderAndLeaf() throws {
+        #expect(try ImportNaming.destination(forPassEntry: "email/work/ada").key == (try ItemKey(service: "pass:email/work", account: "ada")))
+        #expect(try ImportNaming.destination(forPassEntry: "bank").key == (try ItemKey(service: "pass:", account: "bank")))
+        // A docker folder that is not base64 is an ordinary entry.
+        #expect(try ImportNaming.destination(forPassEntry: "docker-credential-helpers/not*base64/x").key.service
+                == "pass:docker-credential-helpers/not*base64")
+    }
+}
