@@ -43,9 +43,15 @@ extension DaemonSuite {
             return cli
         }
 
-        /// Runs `arguments` with `passphrase` on descriptor 3 (never on the command line).
+        /// Runs `arguments` with `passphrase` on descriptor 3, from a file of mode 0600: never on a
+        /// command line, not even the shell's that opens the descriptor.
         func withPassphrase(_ cli: CLIHarness, _ arguments: [String], _ passphrase: String) throws -> CLIHarness.Result {
-            try cli.run(arguments + ["--passphrase-fd", "3"], prefix: ["/bin/sh", "-c", "exec \"$0\" \"$@\" 3<<EOF\n\(passphrase)\nEOF"])
+            let path = cli.root + "/passphrase-\(UUID().uuidString.prefix(8))"
+            guard FileManager.default.createFile(atPath: path, contents: Data((passphrase + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+                throw HarnessError("cannot write \(path)")
+            }
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            return try cli.run(arguments + ["--passphrase-fd", "3"], prefix: ["/bin/sh", "-c", "exec \"$0\" \"$@\" 3< \(path)"])
         }
 
         func expectRestored(_ cli: CLIHarness) async throws {
@@ -192,7 +198,9 @@ extension DaemonSuite {
 
             let other = try target()
             defer { other.stopDaemon() }
-            let argv = ["/bin/sh", "-c", "exec \"$0\" \"$@\" 3<<EOF\nbulk\nEOF", CLIHarness.executable, "import", file, "--passphrase-fd", "3"]
+            let passphraseFile = other.root + "/bulk-passphrase"
+            #expect(FileManager.default.createFile(atPath: passphraseFile, contents: Data("bulk\n".utf8), attributes: [.posixPermissions: 0o600]))
+            let argv = ["/bin/sh", "-c", "exec \"$0\" \"$@\" 3< \(passphraseFile)", CLIHarness.executable, "import", file, "--passphrase-fd", "3"]
             let null = open("/dev/null", O_RDWR | O_CLOEXEC)
             defer { close(null) }
             let restore = try Subprocess.spawn(argv, environment: other.environment, stdin: null, stdout: null, stderr: null)
@@ -225,6 +233,43 @@ extension DaemonSuite {
             }
         }
 
+        /// Every process's command line and environment, read again and again while a backup is made
+        /// and restored, never holds a secret of it, nor do the daemons' logs, the access logs or the
+        /// commands' output.
+        @Test func noSecretShowsInAnyProcessOrLogWhileABackupMovesAround() async throws {
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            try cli.startDaemon()
+            defer { cli.stopDaemon() }
+            let marks = (0..<100).map { "SVMARK\($0)x\(UUID().uuidString.prefix(8))" }
+            for (index, mark) in marks.enumerated() {
+                try await cli.client.store(SecureBytes(copying: Array(mark.utf8)), service: "com.example.watch", account: "item-\(index)")
+            }
+            let passphrase = "SVPASS\(UUID().uuidString.prefix(8))"
+            let needles = (marks + [passphrase]).map { Array($0.utf8) } + marks.map { Array(Data($0.utf8).base64EncodedString().utf8) }
+            let other = try target()
+            defer { other.stopDaemon() }
+
+            let watch = ProcessWatch(needles: needles)
+            let watching = Thread { watch.run() }
+            watching.start()
+            let file = cli.root + "/watched.age"
+            let exported = try withPassphrase(cli, ["export", "--to", file], passphrase)
+            let restored = try withPassphrase(other, ["import", file], passphrase)
+            let wrong = try withPassphrase(other, ["import", file], passphrase + "-wrong")
+            watch.stop()
+            #expect(exported.status == 0 && restored.status == 0 && wrong.status == 5, "\(exported.stderr) \(restored.stderr) \(wrong.stderr)")
+            #expect(watch.scans > 10, "the processes were read only \(watch.scans) times")
+            #expect(watch.hits.isEmpty, "a secret showed in \(watch.hits)")
+            for text in [exported.text, exported.stderr, restored.text, restored.stderr, wrong.text, wrong.stderr] {
+                #expect(!needles.contains { text.utf8.contains($0) }, "a command printed a secret: \(text)")
+            }
+            for path in [cli.daemonLogPath, other.daemonLogPath, cli.accessLogPath, other.accessLogPath] {
+                let log = Array((try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data())
+                #expect(!needles.contains { log.contains($0) }, "\(path) holds a secret")
+            }
+        }
+
         /// Export is an owner operation of its own: a policy that lets a program read items does not
         /// let it take them all away in one file.
         @Test func aPolicyWithoutExportRefusesIt() throws {
@@ -247,4 +292,49 @@ extension DaemonSuite {
             #expect(!FileManager.default.fileExists(atPath: cli.root + "/backup.age"))
         }
     }
+}
+
+/// Reads `/proc/*/cmdline` and `/proc/*/environ` of every process it may read, over and over, until
+/// stopped, noting any that holds one of `needles`.
+final class ProcessWatch: @unchecked Sendable {
+    private let needles: [[UInt8]]
+    private let lock = NSLock()
+    private var stopped = false
+    private(set) var hits: [String] = []
+    private(set) var scans = 0
+
+    init(needles: [[UInt8]]) { self.needles = needles }
+
+    func stop() { lock.withLock { stopped = true } }
+
+    func run() {
+        while !lock.withLock({ stopped }) {
+            let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.filter { $0.allSatisfy(\.isNumber) } ?? []
+            for pid in pids {
+                for part in ["cmdline", "environ"] {
+                    guard let bytes = FileManager.default.contents(atPath: "/proc/\(pid)/\(part)") else { continue }
+                    let array = Array(bytes)
+                    if needles.contains(where: { array.contains($0) }) {
+                        lock.withLock { hits.append("/proc/\(pid)/\(part)") }
+                    }
+                }
+            }
+            lock.withLock { scans += 1 }
+        }
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Whether `needle` occurs in these bytes.
+    func contains(_ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty, needle.count <= count else { return false }
+        for start in 0...(count - needle.count) where self[start] == needle[0] {
+            if self[start..<(start + needle.count)].elementsEqual(needle) { return true }
+        }
+        return false
+    }
+}
+
+extension String.UTF8View {
+    func contains(_ needle: [UInt8]) -> Bool { Array(self).contains(needle) }
 }
