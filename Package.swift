@@ -71,6 +71,9 @@ let package = Package(
         .target(name: "VaultCore", dependencies: ["VaultCrypto"]),
         // age v1 files (age-encryption.org/v1) for sealed backups: scrypt and X25519 recipients, armor;
         // swift-crypto for HKDF, HMAC and X25519, libsodium for scrypt and the payload's ChaCha20-Poly1305.
+        // The access log's file and line format: the daemon writes every decision; the CLI and
+        // `sortedvault recover` write what the owner did outside the daemon.
+        .target(name: "AccessLogFile", dependencies: ["VaultCore", "VaultCrypto"]),
         .target(name: "VaultAge", dependencies: ["VaultCrypto", "CSodium", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "Vault", dependencies: ["VaultCore", "VaultCrypto", "BoundedJSON", .product(name: "NIOPosix", package: "swift-nio")]),
         .target(
@@ -164,7 +167,7 @@ let package = Package(
             name: "VaultDaemon",
             dependencies: [
                 "Varlink", "VaultAPI", "VaultPolicy", "VaultClient", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
-                "VaultSession", "VaultOAuthHTTP", "VaultOIDC", "VaultAge",
+                "VaultSession", "VaultOAuthHTTP", "VaultOIDC", "VaultAge", "AccessLogFile",
                 "VaultSecretService", "VaultPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -211,7 +214,7 @@ let package = Package(
             name: "sortedvault-cli",
             dependencies: [
                 "CLIOptions", "VaultClient", "CLICore", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
-                "CredentialHelpers", "VaultLoopback", "VaultImport", "VaultAge",
+                "CredentialHelpers", "VaultLoopback", "VaultImport", "VaultAge", "AccessLogFile",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -220,7 +223,7 @@ let package = Package(
             name: "sortedvault-daemon",
             dependencies: [
                 "CLIOptions", "VaultDaemon", "VaultClient", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto",
-                "VaultSecretService", "CLICore",
+                "VaultSecretService", "CLICore", "AccessLogFile",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -265,7 +268,7 @@ let package = Package(
             name: "DaemonTests",
             dependencies: [
                 "VaultClient", "VaultDaemon", "VaultAPI", "Varlink", "VaultCore", "VaultCrypto", "VaultTesting",
-                "VaultSession", "VaultOAuthHTTP", "Vault", "VaultSQLite", "VaultPolicy", "TestSupport", "SortedVault",
+                "VaultSession", "VaultOAuthHTTP", "Vault", "VaultSQLite", "VaultPolicy", "TestSupport", "SortedVault", "AccessLogFile",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,3 +1,4 @@
+import AccessLogFile
 import VaultCrypto
 import FoundationEssentials
 import Synchronization
@@ -202,17 +203,8 @@ final class AccessLog: Sendable {
         emit(line)
     }
 
-    /// The line for what the owner did to the vault outside the daemon (`sortedvault recover`), by
-    /// this process, at `seconds` since the epoch:
-    /// `… owner uid=1000 gid=1000 pid=42 exe="…" operation="recover" note="…"`.
-    static func ownerActionLine(operation: String, note: String, at seconds: Int) -> String {
-        let me = PeerCredentials(uid: getuid(), gid: getgid(), pid: getpid(),
-                                 executable: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")))
-        return format(seconds: seconds) + " owner" + peerText(me) + " operation=" + quoted(operation) + " note=" + quoted(note) + "\n"
-    }
-
     private static func peerText(_ peer: PeerCredentials) -> String {
-        " uid=\(peer.uid) gid=\(peer.gid) pid=\(peer.pid) exe=" + quoted(peer.executable ?? "?")
+        OwnerActionLog.peerText(uid: peer.uid, gid: peer.gid, pid: peer.pid, executable: peer.executable)
     }
 
     private func write(_ peerText: String, operation: String, service: String?, allowed: Bool, quotedWhy: String) {
@@ -253,15 +245,7 @@ final class AccessLog: Sendable {
     }
 
     /// `seconds` since the epoch as `2026-11-22T18:40:01Z`.
-    static func format(seconds: Int) -> String {
-        var time = time_t(seconds)
-        var parts = tm()
-        gmtime_r(&time, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let text = "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
-        return text
-    }
+    static func format(seconds: Int) -> String { OwnerActionLog.timestamp(seconds: seconds) }
 
     /// One field between quotes, escaped at write time (``LogText``): a program's path or a name
     /// can neither end the line nor carry control or bidirectional characters to the terminal.

@@ -1,3 +1,4 @@
+import AccessLogFile
 import Logging
 
 /// A `LogHandler` that escapes the message and every metadata value (``LogText``) before the

@@ -1,3 +1,4 @@
+import AccessLogFile
 import Synchronization
 import Vault
 import VaultCrypto

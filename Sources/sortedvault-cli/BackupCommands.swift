@@ -110,7 +110,7 @@ struct BackupRestore {
 
     /// What each line did, in order: items through the same rule as every import, logins through
     /// the daemon's Restore.
-    func run(client: VaultClient, sessions: SessionClient) async throws -> String {
+    func run(client: VaultClient, sessions: SessionClient) async throws -> (report: String, note: String) {
         let backup: BackupDocument
         do {
             backup = try BackupDocument(plaintext: try open())
@@ -143,7 +143,9 @@ struct BackupRestore {
         if let ended = logins[.ended] {
             summary.append("Skipped \(ended.count) login\(ended.count == 1 ? "" : "s") that ended since the backup (sign in again): " + ended.joined(separator: ", "))
         }
-        return summary.joined(separator: "\n")
+        let note = "restored the backup \(path) (made \(Self.date(backup.header.created))): \(tally.note), logins \(restored) restored, "
+            + "\(logins[.same]?.count ?? 0) already there, \(logins[.kept]?.count ?? 0) kept, \(logins[.ended]?.count ?? 0) ended"
+        return (summary.joined(separator: "\n"), note)
     }
 
     static let maximumFileBytes = 256 << 20

@@ -1,3 +1,4 @@
+import AccessLogFile
 import ArgumentParser
 import FoundationEssentials
 
@@ -86,11 +87,16 @@ struct Import: ReportingCommand {
     func perform() async throws {
         if let backupPath {
             let restore = BackupRestore(path: backupPath, identityFiles: identities, passphraseFd: passphraseFd, replace: onConflict == .replace)
-            print(try await restore.run(client: try global.client(), sessions: try global.sessionClient()))
+            let (report, note) = try await restore.run(client: try global.client(), sessions: try global.sessionClient())
+            print(report)
+            try recordOwnerLine(note)
             return
         }
         if kind == "pass" {
-            print(try await PassImport(environment: ProcessInfo.processInfo.environment, replace: onConflict == .replace).run(client: try global.client()))
+            let (report, note) = try await PassImport(environment: ProcessInfo.processInfo.environment, replace: onConflict == .replace)
+                .run(client: try global.client())
+            print(report)
+            try recordOwnerLine(note)
             return
         }
         let locations = try self.locations()
@@ -172,6 +178,18 @@ struct Import: ReportingCommand {
             summary.append("Rewrote \(path) without the imported secrets" + (keepBackup ? " (original: \(path)\(AtomicFileReplacer.backupSuffix))." : "."))
         }
         print(summary.joined(separator: "\n"))
+        let files = locations.map(\.path).joined(separator: ", ")
+        try recordOwnerLine("imported \(kind ?? "") from \(files): \(tally.note), \(skipped) without a name"
+                            + (rewritten.isEmpty ? "" : ", rewrote \(rewritten.joined(separator: ", "))"))
+    }
+
+    /// Every import is an owner line in the access log, where `sortedvault log` shows it: what was
+    /// imported from where, and counts, never an item's name or secret.
+    private func recordOwnerLine(_ note: String) throws {
+        guard OwnerActionLog.record(path: try global.paths().accessLog, operation: "import", note: note) else {
+            StandardStreams.reportError("the import is done, but the access log could not record it")
+            return
+        }
     }
 
     /// The file's bytes and what it holds; nil when there is no such file.

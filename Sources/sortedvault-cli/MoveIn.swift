@@ -14,6 +14,10 @@ enum MoveIn {
         /// A backup's items whose expiry passed since it was made.
         var expired = 0
 
+        /// For the access log's owner line: counts only, never an item's name (the log keeps names as
+        /// pseudonyms).
+        var note: String { "items \(stored) stored, \(kept.count) kept" + (expired > 0 ? ", \(expired) expired" : "") }
+
         func lines() -> [String] {
             var lines = ["Stored \(stored) item\(stored == 1 ? "" : "s")."]
             if !kept.isEmpty {

@@ -42,7 +42,7 @@ struct PassImport {
         return names.sorted()
     }
 
-    func run(client: VaultClient) async throws -> String {
+    func run(client: VaultClient) async throws -> (report: String, note: String) {
         let names = try entries()
         var tally = MoveIn.Tally()
         for name in names {
@@ -53,7 +53,7 @@ struct PassImport {
         }
         var lines = ["Read \(names.count) entr\(names.count == 1 ? "y" : "ies") of the pass store at \(directory)."]
         lines += tally.lines()
-        return lines.joined(separator: "\n")
+        return (lines.joined(separator: "\n"), "imported the pass store \(directory) (\(names.count) entries): \(tally.note)")
     }
 
     /// `pass show NAME`: its standard output, exactly, in secure memory (at most one item's size).

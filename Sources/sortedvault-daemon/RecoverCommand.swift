@@ -1,3 +1,4 @@
+import AccessLogFile
 import ArgumentParser
 import FoundationEssentials
 import NIOPosix

@@ -1,3 +1,4 @@
+import AccessLogFile
 import Foundation
 import Testing
 import Varlink

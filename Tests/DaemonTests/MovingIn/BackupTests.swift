@@ -101,6 +101,11 @@ extension DaemonSuite {
             #expect(restored.status == 0, "\(restored.stderr)")
             #expect(restored.text.contains("Stored 2 items.") && restored.text.contains("Logins: 1 restored"), "\(restored.text)")
             try await expectRestored(other)
+            // The restore is an owner line of the access log: counts, no item's name.
+            let restoredLog = try String(contentsOfFile: other.accessLogPath, encoding: .utf8)
+            #expect(restoredLog.contains("operation=\"import\" note=\"restored the backup \(file)"), "\(restoredLog)")
+            #expect(restoredLog.contains("items 2 stored, 0 kept, logins 1 restored"), "\(restoredLog)")
+            #expect(!restoredLog.contains("com.example") && !restoredLog.contains("git.example.com"), "\(restoredLog)")
             let again = try other.run(["import", file, "--identity", tool.path("key.txt")])
             #expect(again.status == 0 && again.text.contains("Stored 0 items.") && again.text.contains("0 restored, 1 already there"),
                     "\(again.text) \(again.stderr)")

@@ -57,6 +57,10 @@ extension DaemonSuite {
             let after = try String(contentsOfFile: file, encoding: .utf8)
             #expect(!after.contains("ghp_") && !after.contains("other-secret"), "the source still holds a secret: \(after)")
             #expect(try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int == mode)
+            // The import is an owner line of the access log, naming the file, never an item.
+            let log = try String(contentsOfFile: cli.accessLogPath, encoding: .utf8)
+            #expect(log.contains(" owner uid=\(getuid()) ") && log.contains("operation=\"import\" note=\"imported git-credentials from "), "\(log)")
+            #expect(log.contains("items 2 stored, 0 kept") && log.contains("rewrote \(file)") && !log.contains("git.example.com"), "\(log)")
             // Again: nothing to do, nothing changes.
             let again = try cli.run(["import", "git-credentials"])
             #expect(again.status == 0 && again.text.contains("Stored 0 items."), "\(again.text) \(again.stderr)")

@@ -11,9 +11,9 @@
 /// and isolates, zero-width characters, line and paragraph separators, private use, unassigned).
 /// A backslash is doubled, so the escaping is reversible. Everything else, letters of any script
 /// included, stays as it is.
-enum LogText {
+public enum LogText {
     /// `text` with every unsafe character escaped (see above).
-    static func escaped(_ text: String, alsoEscaping quote: Unicode.Scalar? = nil) -> String {
+    public static func escaped(_ text: String, alsoEscaping quote: Unicode.Scalar? = nil) -> String {
         if text.unicodeScalars.allSatisfy({ !needsEscape($0) && $0 != quote }) { return text }
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
@@ -36,7 +36,7 @@ enum LogText {
     }
 
     /// `text` escaped and between double quotes (a `"` inside is escaped too): one log field.
-    static func quoted(_ text: String) -> String {
+    public static func quoted(_ text: String) -> String {
         "\"" + escaped(text, alsoEscaping: "\"") + "\""
     }
 

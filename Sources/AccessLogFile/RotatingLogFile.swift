@@ -17,20 +17,20 @@ import Glibc
 /// let file = try RotatingLogFile(path: state + "/access.log", maxBytes: 1 << 20)
 /// file.append("one line\n")
 /// ```
-final class RotatingLogFile: Sendable {
-    let path: String
-    let maxBytes: Int
+public final class RotatingLogFile: Sendable {
+    public let path: String
+    public let maxBytes: Int
     /// Rotated files are kept this long (90 days): a reader has time to look, whatever the volume.
-    static let keepSeconds = 90 * 86_400
+    public static let keepSeconds = 90 * 86_400
     /// At most this many rotated files, whatever their age.
-    static let maxRotated = 64
+    public static let maxRotated = 64
     private struct State {
         var descriptor: CInt
         var size: Int
     }
     private let state: Locked<State>
 
-    init(path: String, maxBytes: Int) throws {
+    public init(path: String, maxBytes: Int) throws {
         self.path = path
         self.maxBytes = max(maxBytes, 256)
         try Self.makeDirectory(directoryOfPath(path))
@@ -46,7 +46,7 @@ final class RotatingLogFile: Sendable {
     /// False when the line was not written whole (the caller counts it): the log never stops the
     /// daemon from serving.
     @discardableResult
-    func append(_ line: String) -> Bool {
+    public func append(_ line: String) -> Bool {
         let bytes = Array(line.utf8)
         return state.withLock { state in
             if state.size > 0 && state.size + bytes.count > maxBytes {
@@ -90,12 +90,12 @@ final class RotatingLogFile: Sendable {
     private static func open(_ path: String) throws -> (CInt, Int) {
         let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
-            throw DaemonError("cannot open the access log \(path): \(String(cString: strerror(errno)))")
+            throw VaultError.storageFailure("cannot open the access log \(path): \(String(cString: strerror(errno)))")
         }
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else {
             close(descriptor)
-            throw DaemonError("the access log \(path) is not a regular file of yours; remove it")
+            throw VaultError.storageFailure("the access log \(path) is not a regular file of yours; remove it")
         }
         fchmod(descriptor, 0o600)
         return (descriptor, Int(info.st_size))
@@ -105,7 +105,7 @@ final class RotatingLogFile: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw DaemonError("cannot create the log directory \(path): \(error.localizedDescription)")
+            throw VaultError.storageFailure("cannot create the log directory \(path): \(error)")
         }
     }
 }
