@@ -5,6 +5,7 @@ import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
+import BoundedJSON
 import CLICore
 import CLIOptions
 import VaultClient
@@ -53,6 +54,8 @@ struct Import: ReportingCommand {
     @Option(help: "An item already in the vault under the same name: keep it, or replace it.") var onConflict: Conflict = .keep
     @Flag(help: "Rewrite the source files without their secrets once the vault holds them.") var removeSource = false
     @Flag(help: "With --remove-source: keep the original as FILE.sortedvault-backup.") var keepBackup = false
+    @Flag(help: "Then point git's credential.helper (git-credentials) or docker's credsStore (docker-config) at sortedvault, saying what it was.")
+    var configure = false
     @Option(name: .customLong("identity"), help: "A backup sealed to an age recipient: its identity file (age-keygen's); repeat for more.") var identities: [String] = []
     @Option(help: "A backup sealed for a passphrase: read it from this file descriptor instead of the terminal.") var passphraseFd: Int32?
 
@@ -81,6 +84,9 @@ struct Import: ReportingCommand {
             throw ValidationError("a backup is sealed for identities or for a passphrase: give --identity or --passphrase-fd, not both")
         }
         if keepBackup && !removeSource { throw ValidationError("--keep-backup goes with --remove-source") }
+        if configure, kind != ImportSource.gitCredentials.rawValue, kind != ImportSource.dockerConfig.rawValue {
+            throw ValidationError("--configure switches git's credential.helper (with git-credentials) or docker's credsStore (with docker-config)")
+        }
         if file != nil && kind == nil { throw ValidationError("--file goes with a KIND") }
     }
 
@@ -151,7 +157,7 @@ struct Import: ReportingCommand {
 
     private func importEach(_ locations: [ScanLocation]) async throws {
         let client = try await global.client()
-        var tally = MoveIn.Tally(), skipped = 0, rewritten: [String] = []
+        var tally = MoveIn.Tally(), skipped = 0, rewritten: [String] = [], configured: [String] = []
         for location in locations {
             guard let (original, found) = try Self.read(location) else {
                 if file != nil { throw VaultError(.notFound, "\(location.path) does not exist: nothing was imported") }
@@ -166,21 +172,47 @@ struct Import: ReportingCommand {
                     imported.append(credential)
                 }
             }
-            guard removeSource, !imported.isEmpty else { continue }
+            // docker's credsStore is switched in the same rewrite, once every item is acknowledged.
+            var edits: [SourceEdit] = []
+            if configure, location.source == .dockerConfig {
+                edits.append(try DockerConfigFile.settingCredentialStore(Self.helperName, in: original, path: location.path))
+                let old = original.withUnsafeBytes { try? JSONValue.parse($0) }?.objectValue?["credsStore"]?.stringValue
+                configured.append("docker's credsStore in \(location.path) was \(old.map { "\"\($0)\"" } ?? "not set"); now \"\(Self.helperName)\".")
+            }
+            let removing = removeSource ? imported : []
+            guard !removing.isEmpty || !edits.isEmpty else { continue }
             // A credential kept (its secret differs from the vault's) stays in the file: nothing is lost.
-            let cleaned = try SourceRewriter.removing(imported, from: original)
+            let cleaned = try SourceRewriter.removing(removing, from: original, extraEdits: edits)
             try AtomicFileReplacer.replace(path: location.path, expecting: original, with: cleaned, keepBackup: keepBackup)
-            rewritten.append(location.path)
+            if !removing.isEmpty { rewritten.append(location.path) }
         }
+        if configure, kind == ImportSource.gitCredentials.rawValue { configured.append(try Self.configureGit()) }
         var summary = tally.lines()
         if skipped > 0 { summary.append("Left \(skipped) credential\(skipped == 1 ? "" : "s") no helper asks for by name.") }
         for path in rewritten {
             summary.append("Rewrote \(path) without the imported secrets" + (keepBackup ? " (original: \(path)\(AtomicFileReplacer.backupSuffix))." : "."))
         }
+        summary += configured
         print(summary.joined(separator: "\n"))
         let files = locations.map(\.path).joined(separator: ", ")
         try recordOwnerLine("imported \(kind ?? "") from \(files): \(tally.note), \(skipped) without a name"
                             + (rewritten.isEmpty ? "" : ", rewrote \(rewritten.joined(separator: ", "))"))
+    }
+
+    /// The name git and docker know our helpers by: `git-credential-sortedvault`,
+    /// `docker-credential-sortedvault`.
+    static let helperName = "sortedvault"
+
+    /// Points git's global `credential.helper` at ours (every value of it replaced by one), and says
+    /// what it was, so the user can put it back.
+    static func configureGit() throws -> String {
+        let old = GitConfigReader.lines(["git", "config", "--global", "--get-all", "credential.helper"]).filter { !$0.isEmpty }
+        if old == [helperName] { return "git's credential.helper is \"\(helperName)\" already." }
+        guard GitConfigReader.status(["git", "config", "--global", "--replace-all", "credential.helper", helperName]) == 0 else {
+            throw VaultError.storageFailure("`git config --global credential.helper \(helperName)` failed; the items are imported, set it yourself")
+        }
+        let was = old.isEmpty ? "not set" : old.map { "\"\($0)\"" }.joined(separator: ", ")
+        return "git's credential.helper (global) was \(was); now \"\(helperName)\"."
     }
 
     /// Every import is an owner line in the access log, where `sortedvault log` shows it: what was
@@ -202,6 +234,24 @@ struct Import: ReportingCommand {
 
 /// Runs `git config …` for the helper lines; no git, or no such setting, is no lines.
 enum GitConfigReader {
+    /// Runs `argv` (a `git config` change), its output discarded; its exit status, 127 when it
+    /// could not start.
+    static func status(_ argv: [String]) -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var pid: pid_t = 0
+        let arguments = argv.map { strdup($0) } + [nil]
+        defer { arguments.forEach { free($0) } }
+        guard posix_spawnp(&pid, argv[0], &actions, nil, arguments, environ) == 0 else { return 127 }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+
     static func lines(_ argv: [String]) -> [String] {
         var pipeEnds: [Int32] = [0, 0]
         guard pipe(&pipeEnds) == 0 else { return [] }

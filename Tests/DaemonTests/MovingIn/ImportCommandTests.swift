@@ -81,5 +81,45 @@ extension DaemonSuite {
             #expect(!after.contains("other-secret"))
             #expect(FileManager.default.fileExists(atPath: file + ".sortedvault-backup"))
         }
+
+        /// `--configure` points git's own configuration at our helper, saying what it was: git then
+        /// fills the imported secret with no helper named on its command line.
+        @Test func configureSwitchesGitsCredentialHelperAndSaysWhatItWas() throws {
+            let (cli, file) = try world()
+            defer { cli.stopDaemon() }
+            let git = ["/usr/bin/git"]
+            let bin = (try CLIHarness.sibling("git-credential-sortedvault") as NSString).deletingLastPathComponent
+            let environment = ["GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "PATH": bin + ":/usr/bin:/bin"]
+            #expect(try cli.runProgram(git + ["config", "--global", "credential.helper", "store --file \(file)"], extra: environment).status == 0)
+            let imported = try cli.runProgram([CLIHarness.executable, "import", "git-credentials", "--remove-source", "--configure"], extra: environment)
+            #expect(imported.status == 0, "\(imported.stderr)")
+            #expect(imported.text.contains("git's credential.helper (global) was \"store --file \(file)\"; now \"sortedvault\"."), "\(imported.text)")
+            #expect(try cli.runProgram(git + ["config", "--global", "--get-all", "credential.helper"], extra: environment).text == "sortedvault\n")
+            let fill = try cli.runProgram(git + ["credential", "fill"], input: Data("protocol=https\nhost=git.example.com\nusername=alice\n\n".utf8),
+                                          extra: environment)
+            #expect(fill.status == 0 && fill.text.contains("password=\(Self.secret)\n"), "\(fill.stderr)")
+        }
+
+        /// `--configure` with docker's file sets `credsStore` in the same rewrite that removes the
+        /// secrets; docker's helper then answers for the registry.
+        @Test func configureSetsDockersCredsStoreInTheSameRewrite() throws {
+            let cli = try CLIHarness()
+            try cli.initKeyFileVault()
+            try cli.startDaemon()
+            defer { cli.stopDaemon() }
+            let directory = cli.root + "/home/.docker"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let auth = Data("carol:docker-secret-7".utf8).base64EncodedString()
+            let config = "{\n\t\"auths\": {\n\t\t\"registry.example.com\": {\n\t\t\t\"auth\": \"\(auth)\"\n\t\t}\n\t},\n\t\"credsStore\": \"desktop\"\n}"
+            try config.write(toFile: directory + "/config.json", atomically: true, encoding: .utf8)
+            let imported = try cli.run(["import", "docker-config", "--remove-source", "--configure"])
+            #expect(imported.status == 0, "\(imported.stderr)")
+            #expect(imported.text.contains("docker's credsStore in \(directory)/config.json was \"desktop\"; now \"sortedvault\"."), "\(imported.text)")
+            let after = try String(contentsOfFile: directory + "/config.json", encoding: .utf8)
+            #expect(after.contains("\"credsStore\": \"sortedvault\"") && !after.contains(auth) && after.contains("registry.example.com"), "\(after)")
+            let ours = try CLIHarness.sibling("docker-credential-sortedvault")
+            let get = try cli.runProgram([ours, "get"], input: Data("registry.example.com\n".utf8))
+            #expect(get.status == 0 && get.text.contains("\"Secret\":\"docker-secret-7\"") && get.text.contains("\"Username\":\"carol\""), "\(get.text)")
+        }
     }
 }
