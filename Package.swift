@@ -214,7 +214,7 @@ let package = Package(
             name: "sortedvault-cli",
             dependencies: [
                 "CLIOptions", "VaultClient", "CLICore", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
-                "CredentialHelpers", "VaultLoopback", "VaultImport", "VaultAge", "AccessLogFile",
+                "CredentialHelpers", "VaultLoopback", "VaultImport", "VaultAge", "AccessLogFile", "VaultSecretService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -39,20 +39,14 @@ public enum ImportNaming {
         do {
             switch found.origin {
             case .git(let scheme, let host, let path):
-                let origin = "\(scheme)://\(host)"
-                let service = GitCredentialStore.servicePrefix + origin + (path.map { "/\($0)" } ?? "")
-                return VaultDestination(
-                    key: try ItemKey(service: VaultNameEncoding.stored(service), account: VaultNameEncoding.stored(found.user ?? "")),
-                    label: "git credentials for \(origin)")
+                return try gitDestination(scheme: scheme, host: host, path: path, user: found.user)
             case .dockerRegistry(let serverURL, let identityToken):
                 guard let account = identityToken ? "<token>" : found.user else { return nil }
                 return VaultDestination(key: try ItemKey(service: DockerCredentialStore.servicePrefix + serverURL, account: account),
                                         label: DockerCredentialStore.label)
             case .pythonRepository(let url):
                 guard let user = found.user else { return nil }
-                return VaultDestination(
-                    key: try ItemKey(service: VaultNameEncoding.stored(url), account: VaultNameEncoding.stored(user)),
-                    label: "Python keyring: \(url)")
+                return try pythonDestination(url: url, user: user)
             case .npmRegistry(let uri, let field):
                 return VaultDestination(key: try ItemKey(service: VaultNameEncoding.stored(npmServicePrefix + uri), account: field),
                                         label: "npm credentials for \(uri)")
@@ -66,6 +60,50 @@ public enum ImportNaming {
 }
 
 extension ImportNaming {
+    /// As git's helper stores what git says worked: `git:PROTOCOL://HOST[/PATH]`, the user.
+    static func gitDestination(scheme: String, host: String, path: String?, user: String?) throws -> VaultDestination {
+        let origin = "\(scheme)://\(host)"
+        let service = GitCredentialStore.servicePrefix + origin + (path.map { "/\($0)" } ?? "")
+        return VaultDestination(
+            key: try ItemKey(service: VaultNameEncoding.stored(service), account: VaultNameEncoding.stored(user ?? "")),
+            label: "git credentials for \(origin)")
+    }
+
+    /// As the Python keyring backend stores what a program asks for by service and user.
+    static func pythonDestination(url: String, user: String) throws -> VaultDestination {
+        VaultDestination(key: try ItemKey(service: VaultNameEncoding.stored(url), account: VaultNameEncoding.stored(user)),
+                         label: "Python keyring: \(url)")
+    }
+
+    /// Where an item of the desktop keyring goes, by the attributes the tool that stored it set:
+    /// - git-credential-libsecret (`xdg:schema` `org.git.Password`: protocol, server, port, path,
+    ///   user) where git's helper, ours, asks;
+    /// - Python keyring's Secret Service backend (`application` "Python keyring library": service,
+    ///   username) where our Python keyring backend asks;
+    /// - anything else with a `service` attribute (secret-tool's habit, ours): that service, and
+    ///   `account`, `username` or `user` as the account (empty when none);
+    /// - the rest: service `keyring:SCHEMA` (`keyring:item` without one), the item's label as account.
+    public static func destination(forKeyringItem label: String, attributes: [String: String]) throws -> VaultDestination {
+        do {
+            let schema = attributes["xdg:schema"]
+            if schema == "org.git.Password", let scheme = attributes["protocol"], let server = attributes["server"] {
+                let host = server + (attributes["port"].map { ":\($0)" } ?? "")
+                return try gitDestination(scheme: scheme, host: host, path: attributes["path"], user: attributes["user"])
+            }
+            if attributes["application"] == "Python keyring library", let service = attributes["service"], let user = attributes["username"] {
+                return try pythonDestination(url: service, user: user)
+            }
+            if let service = attributes["service"], !service.isEmpty {
+                let account = attributes["account"] ?? attributes["username"] ?? attributes["user"] ?? ""
+                return VaultDestination(key: try ItemKey(service: service, account: account), label: label.isEmpty ? "from the keyring" : label)
+            }
+            return VaultDestination(key: try ItemKey(service: "keyring:" + (schema ?? "item"), account: label.isEmpty ? "(no label)" : label),
+                                    label: label.isEmpty ? "from the keyring" : label)
+        } catch let error as VaultError {
+            throw ImportError(.malformed, "keyring item \(label.debugDescription): no vault name (\(error.reason))")
+        }
+    }
+
     /// The folder docker-credential-pass keeps docker logins in: `docker-credential-helpers/`
     /// + URL-safe base64 of the server URL + `/` + the user name.
     public static let dockerPassFolder = "docker-credential-helpers/"

@@ -26,7 +26,7 @@ import VaultCrypto
 /// property), never from a proxy's property cache, which goes stale without a GLib main loop.
 /// It never prompts: a daemon has no one to show a prompt to.
 public struct SecretServiceKeyring: Sendable {
-    private let threadPool: NIOThreadPool
+    let threadPool: NIOThreadPool
 
     /// The keyring calls run on `threadPool`, one at a time (``SecretServiceCalls``).
     public init(threadPool: NIOThreadPool) {
@@ -135,7 +135,7 @@ final class Session {
 
     /// Items matching `attributes` (and the schema's name, unless the schema says not to), split by
     /// lock state as the service reports it now.
-    func search(_ schema: UnsafePointer<SVSecretSchema>, _ attributes: [String: String]) throws -> (unlocked: [String], locked: [String]) {
+    func search(_ schema: UnsafePointer<SVSecretSchema>?, _ attributes: [String: String]) throws -> (unlocked: [String], locked: [String]) {
         let table = GLibBridge.stringTable(attributes)
         defer { sv_g_hash_table_unref(table) }
         var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?

@@ -37,6 +37,10 @@ struct Import: ReportingCommand {
             and agent): docker-credential-pass logins land where docker's helper asks, any other entry \
             NAME/…/LEAF as service pass:NAME/…, account LEAF, with the whole entry as the secret.
 
+            `sortedvault import secret-service` reads every item of the desktop keyring's default \
+            collection (unlocked: it never prompts), attributes kept: git-credential-libsecret's and \
+            Python keyring's items land where our helpers ask, others by their `service` attribute.
+
             `sortedvault import FILE.age` restores a backup made by `sortedvault export` (or the same \
             format sealed by `age`): with --identity FILE for a file sealed to an age recipient, else \
             for its passphrase (asked, or read from --passphrase-fd N). Items and logins already in the \
@@ -49,7 +53,7 @@ struct Import: ReportingCommand {
 
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Only look and report: change nothing.") var scan = false
-    @Argument(help: "What to import: \(ImportSource.allCases.map(\.rawValue).joined(separator: ", ")), pass, or a backup FILE.age.") var kind: String?
+    @Argument(help: "What to import: \(ImportSource.allCases.map(\.rawValue).joined(separator: ", ")), pass, secret-service, or a backup FILE.age.") var kind: String?
     @Option(help: "Import from this file instead of the usual places.") var file: String?
     @Option(help: "An item already in the vault under the same name: keep it, or replace it.") var onConflict: Conflict = .keep
     @Flag(help: "Rewrite the source files without their secrets once the vault holds them.") var removeSource = false
@@ -59,20 +63,23 @@ struct Import: ReportingCommand {
     @Option(name: .customLong("identity"), help: "A backup sealed to an age recipient: its identity file (age-keygen's); repeat for more.") var identities: [String] = []
     @Option(help: "A backup sealed for a passphrase: read it from this file descriptor instead of the terminal.") var passphraseFd: Int32?
 
+    /// The kinds that are stores rather than files: `pass` and the desktop keyring.
+    static let storeKinds: Set<String> = ["pass", "secret-service"]
+
     /// A backup to restore rather than a KIND: a path (it has a slash, or ends in `.age`).
     private var backupPath: String? {
-        guard let kind, ImportSource(rawValue: kind) == nil, kind != "pass", kind.contains("/") || kind.hasSuffix(".age") else { return nil }
+        guard let kind, ImportSource(rawValue: kind) == nil, !Self.storeKinds.contains(kind), kind.contains("/") || kind.hasSuffix(".age") else { return nil }
         return kind
     }
 
     func validate() throws {
         if scan && kind != nil { throw ValidationError("--scan looks everywhere: give either --scan or a KIND, not both") }
         if !scan && kind == nil { throw ValidationError("say what to import (a KIND), or --scan to see what there is") }
-        if kind == "pass", removeSource || file != nil {
-            throw ValidationError("a pass store is encrypted and stays as it is: --remove-source and --file go with a plaintext KIND")
+        if Self.storeKinds.contains(kind ?? ""), removeSource || file != nil {
+            throw ValidationError("pass and the desktop keyring are encrypted stores and stay as they are: --remove-source and --file go with a plaintext KIND")
         }
-        if let kind, ImportSource(rawValue: kind) == nil, kind != "pass", backupPath == nil {
-            throw ValidationError("unknown KIND \(kind.debugDescription): one of \(ImportSource.allCases.map(\.rawValue).joined(separator: ", ")), pass, or a backup FILE.age")
+        if let kind, ImportSource(rawValue: kind) == nil, !Self.storeKinds.contains(kind), backupPath == nil {
+            throw ValidationError("unknown KIND \(kind.debugDescription): one of \(ImportSource.allCases.map(\.rawValue).joined(separator: ", ")), pass, secret-service, or a backup FILE.age")
         }
         if backupPath != nil, removeSource || file != nil {
             throw ValidationError("a backup is restored as it is: --remove-source and --file go with a KIND")
@@ -98,9 +105,10 @@ struct Import: ReportingCommand {
             try recordOwnerLine(note)
             return
         }
-        if kind == "pass" {
-            let (report, note) = try await PassImport(environment: ProcessInfo.processInfo.environment, replace: onConflict == .replace)
-                .run(client: try global.client())
+        if Self.storeKinds.contains(kind ?? "") {
+            let (report, note) = kind == "pass"
+                ? try await PassImport(environment: ProcessInfo.processInfo.environment, replace: onConflict == .replace).run(client: try global.client())
+                : try await KeyringImport(replace: onConflict == .replace).run(client: try global.client())
             print(report)
             try recordOwnerLine(note)
             return

@@ -22,4 +22,18 @@ import VaultImport
         #expect(try ImportNaming.destination(forPassEntry: "docker-credential-helpers/not*base64/x").key.service
                 == "pass:docker-credential-helpers/not*base64")
     }
+
+    /// A desktop keyring item lands by the attributes the tool that stored it set.
+    @Test func aKeyringItemLandsWhereTheToolThatStoredItsKindAsks() throws {
+        let git = try ImportNaming.destination(forKeyringItem: "Git: https://git.example.com/", attributes: [
+            "xdg:schema": "org.git.Password", "protocol": "https", "server": "git.example.com", "port": "8443", "user": "ada"])
+        #expect(git.key == (try ItemKey(service: "git:https://git.example.com:8443", account: "ada")))
+        let python = try ImportNaming.destination(forKeyringItem: "Password for 'ada'", attributes: [
+            "application": "Python keyring library", "service": "https://upload.pypi.org/legacy/", "username": "ada"])
+        #expect(python.key == (try ItemKey(service: "https://upload.pypi.org/legacy/", account: "ada")))
+        let tool = try ImportNaming.destination(forKeyringItem: "IMAP", attributes: ["service": "org.example.mail", "user": "bob"])
+        #expect(tool.key == (try ItemKey(service: "org.example.mail", account: "bob")) && tool.label == "IMAP")
+        let other = try ImportNaming.destination(forKeyringItem: "Chrome Safe Storage", attributes: ["xdg:schema": "chrome_libsecret_os_crypt_password_v2"])
+        #expect(other.key == (try ItemKey(service: "keyring:chrome_libsecret_os_crypt_password_v2", account: "Chrome Safe Storage")))
+    }
 }
