@@ -121,5 +121,20 @@ extension DaemonSuite {
             let get = try cli.runProgram([ours, "get"], input: Data("registry.example.com\n".utf8))
             #expect(get.status == 0 && get.text.contains("\"Secret\":\"docker-secret-7\"") && get.text.contains("\"Username\":\"carol\""), "\(get.text)")
         }
+
+        /// twine's `.pypirc` moves in where Python keyring, through our backend, asks for it: the
+        /// real keyring library returns the token once the file holds it no more.
+        @Test func aPypircTokenMovesInWherePythonKeyringFindsIt() throws {
+            let (cli, python) = try PythonKeyringTests.liveDaemonAndBackend()
+            defer { cli.stopDaemon() }
+            let token = "pypi-AgEIcHlwaS5vcmc\(UUID().uuidString.prefix(8))"
+            let file = cli.root + "/home/.pypirc"
+            try "[distutils]\nindex-servers =\n    pypi\n\n[pypi]\nusername = __token__\npassword = \(token)\n".write(toFile: file, atomically: true, encoding: .utf8)
+            let imported = try cli.run(["import", "pypirc", "--remove-source"])
+            #expect(imported.status == 0 && imported.text.contains("Stored 1 item."), "\(imported.text) \(imported.stderr)")
+            #expect(!(try String(contentsOfFile: file, encoding: .utf8)).contains(token))
+            let result = try python.run(["-c", "import keyring; print(keyring.get_password('https://upload.pypi.org/legacy/', '__token__'))"])
+            #expect(result.status == 0 && result.stdout == token + "\n", "\(result.stdout) \(result.stderr)")
+        }
     }
 }
