@@ -33,7 +33,8 @@ struct MetricsHostCheck: Sendable {
 
     /// `name`, `name:port`, `[v6]` or `[v6]:port`, lower-cased; nil when it is none of these.
     static func split(_ value: String) -> (name: String, port: Int?)? {
-        let text = value.trimmingCharacters(in: [" ", "\t"]).lowercased()
+        // HTTP's optional white space (spaces and tabs) around the value, and nothing else.
+        let text = String(value.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()).lowercased()
         let name: Substring, rest: Substring
         if text.hasPrefix("[") {
             guard let close = text.firstIndex(of: "]") else { return nil }
