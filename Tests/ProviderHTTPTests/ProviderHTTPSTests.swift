@@ -18,9 +18,10 @@ import VaultSession
         let front: ScriptServer
         let refreshToken: String
 
-        init(certificate: String) async throws {
+        init(certificate: String, http2: Bool = false) async throws {
             provider = try OAuthTestProvider()
-            front = try ScriptServer("https-front/front.py", ["--certificate", certificate, "--backend-port", "\(provider.port)"])
+            front = try ScriptServer("https-front/front.py", ["--certificate", certificate, "--backend-port", "\(provider.port)"]
+                                     + (http2 ? ["--http2"] : []))
             let answer = try JSONValue.parse(try await provider.signIn())
             guard let token = answer.objectValue?["refresh_token"]?.stringValue else { throw HarnessError("the sign-in gave no refresh token") }
             refreshToken = token
@@ -58,6 +59,20 @@ import VaultSession
         #expect(tokens?["access_token"]?.stringValue?.isEmpty == false)
         #expect(tokens?["refresh_token"]?.stringValue != world.refreshToken, "the provider rotates the refresh token")
         #expect(try await world.provider.refreshRequests() == 1)
+    }
+
+    /// A provider that offers only HTTP/2 (ALPN `h2`): the transport speaks it, and the refresh is
+    /// the same real one.
+    @Test func aProviderThatSpeaksOnlyHTTP2CarriesARealRefresh() async throws {
+        let world = try await World(certificate: "valid", http2: true)
+        let transport = HTTPClientTransport(timeout: 60, trust: ProviderTrust(additionalRoots: [world.caFile]))
+        let answer = try await transport.post(world.refresh())
+        let body = answer.body.withUnsafeBytes { Array($0) }
+        #expect(answer.status == 200, "\(String(decoding: body, as: UTF8.self))")
+        #expect(try JSONValue.parse(body).objectValue?["access_token"]?.stringValue?.isEmpty == false)
+        #expect(try await world.provider.refreshRequests() == 1)
+        let served = try String(contentsOfFile: world.front.stateDirectory + "/requests", encoding: .utf8)
+        #expect(served == "h2 POST /o/token/\n", "\(served)")
     }
 
     @Test func aCertificateForAnotherHostIsRefusedNamingTheHost() async throws {

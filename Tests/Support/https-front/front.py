@@ -4,7 +4,9 @@ it makes itself, and pipes each connection's plaintext to a provider's plain-HTT
     front.py --state-dir DIR --certificate valid --backend-port 8123
 
 It writes DIR/ca.pem (the test CA, to be trusted by the client under test) and DIR/port once it
-listens. --certificate chooses what it presents:
+listens. With --http2 it offers only h2 by ALPN and speaks HTTP/2 itself (the `h2` library), passing
+each request on to the provider as HTTP/1.1 and appending "h2 METHOD PATH" to DIR/requests.
+--certificate chooses what it presents:
   valid        signed by the test CA, naming 127.0.0.1 and localhost
   wrong-host   signed by the test CA, naming only other.example
   expired      signed by the test CA, valid until yesterday
@@ -14,6 +16,7 @@ listens. --certificate chooses what it presents:
 import argparse
 import asyncio
 import datetime
+import http.client
 import ipaddress
 import os
 import ssl
@@ -96,11 +99,60 @@ async def pipe(reader, writer):
             pass
 
 
+def forward(port, method, path, headers, body):
+    """One request to the provider as HTTP/1.1; its status, headers and body."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    try:
+        connection.request(method, path, body=body, headers=headers)
+        response = connection.getresponse()
+        return response.status, response.getheaders(), response.read()
+    finally:
+        connection.close()
+
+
+async def serve_http2(client_reader, client_writer, backend_port, state):
+    import h2.config
+    import h2.connection
+    import h2.events
+    connection = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
+    connection.initiate_connection()
+    client_writer.write(connection.data_to_send())
+    requests = {}
+    try:
+        while data := await client_reader.read(65536):
+            for event in connection.receive_data(data):
+                if isinstance(event, h2.events.RequestReceived):
+                    requests[event.stream_id] = (dict(event.headers), bytearray())
+                elif isinstance(event, h2.events.DataReceived):
+                    requests[event.stream_id][1].extend(event.data)
+                    connection.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                elif isinstance(event, h2.events.StreamEnded):
+                    pseudo, body = requests.pop(event.stream_id)
+                    method, path = pseudo[":method"], pseudo[":path"]
+                    headers = {name: value for name, value in pseudo.items() if not name.startswith(":")}
+                    headers["Host"] = pseudo.get(":authority", "127.0.0.1")
+                    with open(os.path.join(state, "requests"), "a") as log:
+                        log.write(f"h2 {method} {path}\n")
+                    status, answer_headers, answer = await asyncio.to_thread(forward, backend_port, method, path, headers, bytes(body))
+                    skip = {"connection", "transfer-encoding", "keep-alive", "content-length"}
+                    reply = [(":status", str(status))] + [(name.lower(), value) for name, value in answer_headers if name.lower() not in skip]
+                    reply.append(("content-length", str(len(answer))))
+                    connection.send_headers(event.stream_id, reply)
+                    connection.send_data(event.stream_id, answer, end_stream=True)
+            client_writer.write(connection.data_to_send())
+            await client_writer.drain()
+    except (ConnectionError, ssl.SSLError):
+        pass
+    finally:
+        client_writer.close()
+
+
 async def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--state-dir", required=True)
     parser.add_argument("--certificate", default="valid")
     parser.add_argument("--backend-port", type=int, required=True)
+    parser.add_argument("--http2", action="store_true")
     arguments = parser.parse_args()
     now = datetime.datetime.now(datetime.timezone.utc)
     ca, key, cert = certificates(arguments.certificate, now)
@@ -115,9 +167,12 @@ async def main():
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     context.load_cert_chain(os.path.join(state, "server.pem"), os.path.join(state, "server.key"))
-    context.set_alpn_protocols(["http/1.1"])
+    context.set_alpn_protocols(["h2"] if arguments.http2 else ["http/1.1"])
 
     async def serve(client_reader, client_writer):
+        if arguments.http2:
+            await serve_http2(client_reader, client_writer, arguments.backend_port, state)
+            return
         try:
             backend_reader, backend_writer = await asyncio.open_connection("127.0.0.1", arguments.backend_port)
         except OSError:
