@@ -84,6 +84,7 @@ extension DaemonSuite {
             var acknowledged: [(String, [UInt8])] = []
             for round in 0..<15 {
                 try cli.startDaemon()
+                let stored = AcknowledgedCount()
                 let writers = (0..<16).map { writer in
                     Task.detached { () -> [(String, [UInt8])] in
                         let client = VaultClient(socketPath: cli.socket, timeout: .seconds(5))
@@ -94,6 +95,7 @@ extension DaemonSuite {
                             do {
                                 try await client.store(SecureBytes(copying: secret), service: "crash", account: account)
                                 done.append((account, secret))
+                                stored.add()
                             } catch {
                                 break  // the daemon died mid-request: this store was not acknowledged
                             }
@@ -101,7 +103,10 @@ extension DaemonSuite {
                         return done
                     }
                 }
-                usleep(UInt32.random(in: 150_000...400_000))
+                // The kill comes once the round has stored a random number of items, however
+                // slowly the machine runs, so every round kills the daemon amid group commits.
+                let goal = Int.random(in: 10...120)
+                #expect(CLIHarness.eventually { stored.value >= goal }, "round \(round) stored only \(stored.value) items")
                 cli.killDaemon()
                 for writer in writers { acknowledged += await writer.value }
             }
@@ -128,4 +133,13 @@ private final class Finished: @unchecked Sendable {
     private var value = false
     func set() { lock.withLock { value = true } }
     var isSet: Bool { lock.withLock { value } }
+}
+
+/// How many stores a round's writers have had acknowledged so far.
+final class AcknowledgedCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    func add() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
 }
