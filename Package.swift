@@ -78,9 +78,9 @@ let package = Package(
         .target(name: "Vault", dependencies: ["VaultCore", "VaultCrypto", "BoundedJSON", .product(name: "NIOPosix", package: "swift-nio")]),
         .target(
             name: "VaultSQLite",
-            dependencies: ["Vault", "VaultCore", .product(name: "GRDB", package: "GRDB.swift"),
-                           // SQLite's C API, for every read (SQLiteReaders).
-                           .product(name: "GRDBSQLite", package: "GRDB.swift")]
+            // SQLite's C API (GRDB's module map of the system's libsqlite3), for every read and write;
+            // GRDB itself, which links full Foundation, is for the tests only.
+            dependencies: ["Vault", "VaultCore", .product(name: "GRDBSQLite", package: "GRDB.swift")]
         ),
         // Fleet mode's shared store: sealed rows in PostgreSQL (docs/fleet.md). The database sees only
         // ciphertext and names' keyed hashes: rows are sealed here, above it, with Vault's metadata encoding.

@@ -2,11 +2,11 @@
 /// slots by number, and a read never hashes its SQL text to find them.
 ///
 /// ```swift
-/// let record = try reader.rows(.item, binding: lookup) { row in row.blob(0) }
+/// let record = try reader.rows(.item, .blob(lookup)) { row in row.blob(0) }
 /// ```
 ///
 /// The columns each query returns are read by position in ``SQLiteSealedStorage``: change both together.
-enum SQLiteReadStatement: Int, CaseIterable {
+enum SQLiteReadStatement: Int, SQLiteStatementSet {
     case begin, commit, rollBack
     case header, item, state, entries, listings, snapshot, count
 

@@ -1,5 +1,5 @@
 import FoundationEssentials
-import GRDB
+import GRDBSQLite
 import Vault
 import VaultCore
 
@@ -18,11 +18,12 @@ import Glibc
 /// replacement, so no old ciphertext lingers in the database or its `-wal` file. The file is created
 /// with mode 0600; `quick_check` runs on every open.
 ///
-/// Writes (which fsync) run on the writer of a GRDB `DatabasePool`, off the caller's thread; every
-/// read runs on the caller's thread on a read-only connection of ``SQLiteReaders``, in one snapshot,
-/// and never waits behind a write (WAL lets a reader see the last commit while a writer writes).
+/// Writes (which fsync) run on ``SQLiteWriter``'s queue, off the caller's thread; every read runs on
+/// the caller's thread on a read-only connection of ``SQLiteReaders``, in one snapshot, and never
+/// waits behind a write (WAL lets a reader see the last commit while a writer writes). Both use
+/// SQLite's C API with their statements prepared once.
 public final class SQLiteSealedStorage: SealedStorage {
-    private let pool: DatabasePool
+    private let writer: SQLiteWriter
     private let readers: SQLiteReaders
     /// The database file's path.
     public let path: String
@@ -39,26 +40,23 @@ public final class SQLiteSealedStorage: SealedStorage {
     public init(path: String) throws {
         self.path = path
         try Self.createPrivately(path)
-        var config = Configuration()
-        config.busyMode = .timeout(5)
-        config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA secure_delete = ON")
-            try db.execute(sql: "PRAGMA cache_size = \(-Self.writerCacheKiB)")
-        }
         readers = SQLiteReaders(path: path, count: Self.readerCount)
         do {
-            pool = try DatabasePool(path: path, configuration: config)
-            try pool.writeWithoutTransaction { db in
-                // The pool's WAL set-up lowers `synchronous` to NORMAL, which would make an
-                // acknowledged store non-durable: the writer connection goes back to FULL.
+            writer = try SQLiteWriter(path: path, cacheKiB: Self.writerCacheKiB)
+            try writer.writeNow { db in
+                try db.execute(sql: "PRAGMA secure_delete = ON")
+                guard try db.texts(sql: "PRAGMA journal_mode = WAL") == ["wal"] else {
+                    throw VaultError.storageFailure("the vault database \(path) cannot use a write-ahead log; check that its directory is on a local file system")
+                }
+                // Every commit is fsynced before a store is acknowledged.
                 try db.execute(sql: "PRAGMA synchronous = FULL")
-                let problems = try String.fetchAll(db, sql: "PRAGMA quick_check")
+                let problems = try db.texts(sql: "PRAGMA quick_check")
                 guard problems == ["ok"] else {
                     throw VaultError.storageFailure(
                         "the vault database \(path) failed its integrity check (\(problems.prefix(3).joined(separator: "; "))); restore it from a backup")
                 }
+                try Self.migrate(db)
             }
-            try Self.migrator.migrate(pool)
         } catch let error as VaultError {
             throw error
         } catch {
@@ -70,57 +68,64 @@ public final class SQLiteSealedStorage: SealedStorage {
     public func settings() async throws -> StorageSettings {
         try await access("read the database settings") { db in
             StorageSettings(
-                journalMode: try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "",
-                synchronous: try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1,
-                secureDelete: try Int.fetchOne(db, sql: "PRAGMA secure_delete") == 1)
+                journalMode: try db.texts(sql: "PRAGMA journal_mode").first ?? "",
+                synchronous: try db.texts(sql: "PRAGMA synchronous").first.flatMap { Int($0) } ?? -1,
+                secureDelete: try db.texts(sql: "PRAGMA secure_delete") == ["1"])
         }
     }
 
     /// Closes the database; later calls fail.
     public func close() throws {
         readers.close()
-        try pool.close()
+        writer.writeNow { $0.close() }
     }
 
-    /// Named, append-only schema migrations. Never edit one that has shipped; add another.
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1: header and sealed items") { db in
-            try db.execute(sql: """
-                CREATE TABLE vault_header (
-                    id INTEGER PRIMARY KEY CHECK (id = 1),
-                    body BLOB NOT NULL
-                );
-                CREATE TABLE items (
-                    id INTEGER PRIMARY KEY,
-                    lookup BLOB NOT NULL UNIQUE,
-                    revision INTEGER NOT NULL,
-                    expires_at REAL,
-                    metadata BLOB NOT NULL,
-                    secret BLOB NOT NULL
-                );
-                CREATE INDEX items_by_expiry ON items(expires_at) WHERE expires_at IS NOT NULL;
-                """)
-        }
+    /// Named, append-only schema migrations. Never edit one that has shipped; add another. Their
+    /// names are recorded in `grdb_migrations`, the table (and naming) vaults on disk already carry.
+    static let migrations: [(identifier: String, sql: String)] = [
+        ("v1: header and sealed items", """
+            CREATE TABLE vault_header (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                body BLOB NOT NULL
+            );
+            CREATE TABLE items (
+                id INTEGER PRIMARY KEY,
+                lookup BLOB NOT NULL UNIQUE,
+                revision INTEGER NOT NULL,
+                expires_at REAL,
+                metadata BLOB NOT NULL,
+                secret BLOB NOT NULL
+            );
+            CREATE INDEX items_by_expiry ON items(expires_at) WHERE expires_at IS NOT NULL;
+            """),
         // The vault-wide authenticated state (rollback detection). A vault from before it gets its
         // first state when it is next unlocked.
-        migrator.registerMigration("v2: vault state") { db in
-            try db.execute(sql: """
-                CREATE TABLE vault_state (
-                    id INTEGER PRIMARY KEY CHECK (id = 1),
-                    vault_id BLOB NOT NULL,
-                    generation INTEGER NOT NULL,
-                    count INTEGER NOT NULL,
-                    tag BLOB NOT NULL
-                );
-                CREATE TABLE vault_entries (
-                    lookup BLOB PRIMARY KEY,
-                    revision INTEGER NOT NULL,
-                    expires_at REAL
-                ) WITHOUT ROWID;
-                """)
+        ("v2: vault state", """
+            CREATE TABLE vault_state (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                vault_id BLOB NOT NULL,
+                generation INTEGER NOT NULL,
+                count INTEGER NOT NULL,
+                tag BLOB NOT NULL
+            );
+            CREATE TABLE vault_entries (
+                lookup BLOB PRIMARY KEY,
+                revision INTEGER NOT NULL,
+                expires_at REAL
+            ) WITHOUT ROWID;
+            """),
+    ]
+
+    /// Applies the migrations the database has not recorded, all in one transaction.
+    static func migrate(_ db: SQLiteConnection<SQLiteWriteStatement>) throws {
+        try db.inTransaction {
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
+            let applied = Set(try db.rows(.appliedMigrations) { $0.text(0) })
+            for migration in migrations where !applied.contains(migration.identifier) {
+                try db.execute(sql: migration.sql)
+                try db.run(.recordMigration, .text(migration.identifier))
+            }
         }
-        return migrator
     }
 
     // MARK: SealedStorage
@@ -133,8 +138,8 @@ public final class SQLiteSealedStorage: SealedStorage {
 
     public func writeHeader(_ header: [UInt8], expected: [UInt8]?) async throws {
         try await access("write the vault header") { db in
-            try db.inTransaction(.immediate) {
-                let current = try Data.fetchOne(db, sql: "SELECT body FROM vault_header WHERE id = 1").map { Array($0) }
+            try db.inTransaction {
+                let current = try db.rows(.header) { $0.blob(0) }.first
                 if let expected {
                     guard current == expected else {
                         throw VaultError(.storageFailure, "the vault header changed while it was being updated; try again")
@@ -142,8 +147,7 @@ public final class SQLiteSealedStorage: SealedStorage {
                 } else if current != nil {
                     throw VaultError(.alreadyInitialized, "a vault already exists in \(self.path)")
                 }
-                try db.execute(sql: "INSERT OR REPLACE INTO vault_header (id, body) VALUES (1, ?)", arguments: [Data(header)])
-                return .commit
+                try db.run(.setHeader, .blob(header))
             }
             if expected != nil { try self.scrubLog(db) }  // the old wrapped key must not linger in the WAL
         }
@@ -151,7 +155,7 @@ public final class SQLiteSealedStorage: SealedStorage {
 
     public func read(lookup: [UInt8]) throws -> (state: SealedVaultState?, record: SealedRecord?) {
         try readers.read("read an item") { reader in
-            let record = try reader.rows(.item, binding: lookup) { Self.record(from: $0, withSecret: true) }
+            let record = try reader.rows(.item, .blob(lookup)) { Self.record(from: $0, withSecret: true) }
             return (try Self.state(reader), record.first)
         }
     }
@@ -202,34 +206,29 @@ public final class SQLiteSealedStorage: SealedStorage {
 
     public func writeState(_ state: SealedVaultState, entries: [StateEntry], expected: UInt64?) async throws {
         try await access("write the vault state") { db in
-            try db.inTransaction(.immediate) {
+            try db.inTransaction {
                 try Self.replaceState(db, state, expected: expected)
-                try db.execute(sql: "DELETE FROM vault_entries")
+                try db.run(.clearEntries)
                 for entry in entries {
                     try Self.setEntry(db, lookup: entry.lookup, revision: entry.revision, expiresAt: entry.expiresAt)
                 }
-                return .commit
             }
         }
     }
 
     public func put(_ records: [SealedRecord], state: SealedVaultState, expected: UInt64?) async throws {
         try await access("store items") { db in
-            var replaced = false
-            try db.inTransaction(.immediate) {
+            let replaced = try db.inTransaction {
+                var replaced = false
                 try Self.replaceState(db, state, expected: expected)
                 for record in records {
-                    try Self.setEntry(db, lookup: record.lookup, revision: record.revision, expiresAt: record.expiresAt?.timeIntervalSince1970)
-                    let exists = try db.cachedStatement(sql: "SELECT 1 FROM items WHERE lookup = ?")
-                    if try Bool.fetchOne(exists, arguments: [Data(record.lookup)]) ?? false { replaced = true }
-                    try db.cachedStatement(sql: """
-                        INSERT INTO items (lookup, revision, expires_at, metadata, secret) VALUES (?, ?, ?, ?, ?)
-                        ON CONFLICT (lookup) DO UPDATE SET revision = excluded.revision, expires_at = excluded.expires_at,
-                            metadata = excluded.metadata, secret = excluded.secret
-                        """).execute(arguments: [Data(record.lookup), Int64(bitPattern: record.revision),
-                                                  record.expiresAt?.timeIntervalSince1970, Data(record.sealedMetadata), Data(record.sealedSecret)])
+                    let expiresAt = record.expiresAt?.timeIntervalSince1970
+                    try Self.setEntry(db, lookup: record.lookup, revision: record.revision, expiresAt: expiresAt)
+                    if try !db.rows(.itemExists, .blob(record.lookup), row: { _ in () }).isEmpty { replaced = true }
+                    try db.run(.putItem, .blob(record.lookup), .integer(Int64(bitPattern: record.revision)), .real(expiresAt),
+                               .blob(record.sealedMetadata), .blob(record.sealedSecret))
                 }
-                return .commit
+                return replaced
             }
             if replaced { try self.scrubLog(db) }
         }
@@ -237,13 +236,12 @@ public final class SQLiteSealedStorage: SealedStorage {
 
     public func delete(lookup: [UInt8], state: SealedVaultState, expected: UInt64?) async throws -> Bool {
         try await access("delete an item") { db in
-            var deleted = false
-            try db.inTransaction(.immediate) {
+            let deleted = try db.inTransaction {
                 try Self.replaceState(db, state, expected: expected)
-                try db.execute(sql: "DELETE FROM items WHERE lookup = ?", arguments: [Data(lookup)])
-                deleted = db.changesCount > 0
-                try db.execute(sql: "DELETE FROM vault_entries WHERE lookup = ?", arguments: [Data(lookup)])
-                return .commit
+                try db.run(.deleteItem, .blob(lookup))
+                let deleted = db.changes > 0
+                try db.run(.deleteEntry, .blob(lookup))
+                return deleted
             }
             if deleted { try self.scrubLog(db) }
             return deleted
@@ -251,23 +249,21 @@ public final class SQLiteSealedStorage: SealedStorage {
     }
 
     /// Inside a write transaction: replaces the state if its stored generation is still `expected`.
-    static func replaceState(_ db: Database, _ state: SealedVaultState, expected: UInt64?) throws {
-        let current = try Int64.fetchOne(db, sql: "SELECT generation FROM vault_state WHERE id = 1").map { UInt64(bitPattern: $0) }
+    static func replaceState(_ db: SQLiteConnection<SQLiteWriteStatement>, _ state: SealedVaultState, expected: UInt64?) throws {
+        let current = try db.rows(.generation) { UInt64(bitPattern: $0.int64(0)) }.first
         guard current == expected else { throw StateConflict() }
-        try db.execute(sql: "INSERT OR REPLACE INTO vault_state (id, vault_id, generation, count, tag) VALUES (1, ?, ?, ?, ?)",
-                       arguments: [Data(state.vaultID), Int64(bitPattern: state.generation), Int64(bitPattern: state.count), Data(state.tag)])
+        try db.run(.setState, .blob(state.vaultID), .integer(Int64(bitPattern: state.generation)),
+                   .integer(Int64(bitPattern: state.count)), .blob(state.tag))
     }
 
-    static func setEntry(_ db: Database, lookup: [UInt8], revision: UInt64, expiresAt: Double?) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO vault_entries (lookup, revision, expires_at) VALUES (?, ?, ?)",
-                       arguments: [Data(lookup), Int64(bitPattern: revision), expiresAt])
+    static func setEntry(_ db: SQLiteConnection<SQLiteWriteStatement>, lookup: [UInt8], revision: UInt64, expiresAt: Double?) throws {
+        try db.run(.setEntry, .blob(lookup), .integer(Int64(bitPattern: revision)), .real(expiresAt))
     }
 
     public func deleteExpired(asOf date: Date) async throws -> Int {
         try await access("purge expired items") { db in
-            try db.execute(sql: "DELETE FROM items WHERE expires_at IS NOT NULL AND expires_at <= ?",
-                           arguments: [date.timeIntervalSince1970])
-            let count = db.changesCount
+            try db.run(.deleteExpired, .real(date.timeIntervalSince1970))
+            let count = db.changes
             if count > 0 { try self.scrubLog(db) }
             return count
         }
@@ -277,17 +273,17 @@ public final class SQLiteSealedStorage: SealedStorage {
 
     /// Copies every committed page into the database file and truncates the `-wal` to zero bytes, so
     /// ciphertext that `secure_delete` zeroed in the database does not survive in old WAL frames.
-    func scrubLog(_ db: Database) throws {
-        let result = try db.checkpoint(.truncate)
-        guard result.walFrameCount == 0 || result.walFrameCount == result.checkpointedFrameCount else {
+    func scrubLog(_ db: SQLiteConnection<SQLiteWriteStatement>) throws {
+        let result = try db.checkpointTruncating()
+        guard result.logFrames == 0 || result.logFrames == result.checkpointed else {
             throw VaultError.storageFailure("the write-ahead log could not be scrubbed because another process holds the database open; stop it and retry")
         }
     }
 
-    /// Runs `body` on the pool's writer without blocking the caller: for writes, which fsync.
-    func access<T: Sendable>(_ what: String, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    /// Runs `body` on the writer without blocking the caller: for writes, which fsync.
+    func access<T: Sendable>(_ what: String, _ body: @escaping @Sendable (SQLiteConnection<SQLiteWriteStatement>) throws -> T) async throws -> T {
         do {
-            return try await pool.writeWithoutTransaction(body)
+            return try await writer.write(body)
         } catch let error as VaultError {
             throw error
         } catch let conflict as StateConflict {
@@ -305,11 +301,11 @@ public final class SQLiteSealedStorage: SealedStorage {
             sealedMetadata: row.blob(3), sealedSecret: withSecret ? row.blob(4) : [])
     }
 
-    /// Maps a SQLite error to a `VaultError` with no statement arguments in it (GRDB leaves them out
-    /// of descriptions by default).
+    /// Maps a SQLite error to a `VaultError` with no statement arguments in it: only the result code
+    /// is kept.
     static func storageError(_ error: Error, doing what: String) -> VaultError {
-        if let db = error as? DatabaseError {
-            return storageError(resultCode: db.resultCode.rawValue, doing: what)
+        if let code = error as? SQLiteCode {
+            return storageError(resultCode: code.value, doing: what)
         }
         return VaultError.storageFailure("could not \(what): \(error)")
     }
@@ -317,11 +313,11 @@ public final class SQLiteSealedStorage: SealedStorage {
     /// What a SQLite result code (primary or extended) means to the user, and what to do.
     static func storageError(resultCode code: Int32, doing what: String) -> VaultError {
         let hint: String
-        switch ResultCode(rawValue: code & 0xFF) {
-        case .SQLITE_FULL: hint = "the disk is full; free some space and retry"
-        case .SQLITE_BUSY, .SQLITE_LOCKED: hint = "another process holds the vault database; stop it and retry"
-        case .SQLITE_CORRUPT, .SQLITE_NOTADB: hint = "the database file is damaged; restore it from a backup"
-        case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN: hint = "check the permissions of the vault directory"
+        switch code & 0xFF {
+        case SQLITE_FULL: hint = "the disk is full; free some space and retry"
+        case SQLITE_BUSY, SQLITE_LOCKED: hint = "another process holds the vault database; stop it and retry"
+        case SQLITE_CORRUPT, SQLITE_NOTADB: hint = "the database file is damaged; restore it from a backup"
+        case SQLITE_READONLY, SQLITE_PERM, SQLITE_CANTOPEN: hint = "check the permissions of the vault directory"
         default: hint = "SQLite error \(code)"
         }
         return VaultError.storageFailure("could not \(what): \(hint)")

@@ -8,7 +8,7 @@ import VaultSQLite
 
 /// The daemon's retrieve path without the socket: `EncryptedVault.retrieve` over `SQLiteSealedStorage`
 /// on a real file (WAL, as the daemon opens it), reading an item that exists. This is the actor hop,
-/// the lookup-key hash, GRDB's read, and the secretbox open of record and secret; and the fast path
+/// the lookup-key hash, the SQLite read, and the secretbox open of record and secret; and the fast path
 /// the daemon answers on its event loop (`retrieveNow`: no actor hop, one prepared statement on the
 /// read connection).
 let benchmarks: @Sendable () -> Void = {
