@@ -66,59 +66,45 @@ public struct BackupDocument: Sendable {
         let paths = Set(Self.secrets.limits.keys)
         var header: VaultInterface.BackupHeader?
         var lines: [Line] = []
-        var failure: BackupFormatError?
-        plaintext.withUnsafeBytes { bytes in
-            var start = 0, number = 0
-            while start < bytes.count, failure == nil {
-                number += 1
-                var end = start
-                while end < bytes.count, bytes[end] != 0x0A { end += 1 }
-                let line = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
-                start = end + 1
-                do throws(BackupFormatError) {
-                    var diverted: [String: SecretField] = [:]
-                    let value: JSONValue
-                    do throws(JSONParseError) {
-                        value = try JSONValue.parse(line, maxDepth: Self.maximumDepth, divertingStringsAt: paths) { path, raw in
-                            diverted[path] = Self.secrets.decode(path, raw)
-                        }
-                    } catch {
-                        throw BackupFormatError(line: number, "is not JSON (\(error.reason.rawValue) at byte \(error.offset))")
-                    }
-                    guard let object = value.objectValue else { throw BackupFormatError(line: number, "is not a JSON object") }
-                    let parameters = WireParameters(object, secrets: diverted)
-                    if header == nil {
-                        let read: VaultInterface.BackupHeader
-                        do throws(WireParameterError) { read = try VaultInterface.BackupHeader(from: parameters) } catch {
-                            throw BackupFormatError(line: number, "is not a backup's header: \(error)")
-                        }
-                        guard read.format == Self.format else {
-                            throw BackupFormatError(line: number, "does not start a sortedvault backup (format \(read.format.debugDescription))")
-                        }
-                        guard read.version == Self.version else {
-                            throw BackupFormatError(line: number, "is a backup of format version \(read.version); this sortedvault reads version \(Self.version): update it")
-                        }
-                        header = read
-                        continue
-                    }
-                    guard parameters.has("item") || parameters.has("login") else {
-                        throw BackupFormatError(line: number, "is neither an item nor a login")
-                    }
-                    do throws(WireParameterError) {
-                        if parameters.has("item") {
-                            lines.append(.item(try parameters.decode("item"), secret: try parameters.secret("secret")))
-                        } else {
-                            lines.append(.login(try parameters.decode("login")))
-                        }
-                    } catch {
-                        throw BackupFormatError(line: number, "is not valid: \(error)")
-                    }
-                } catch {
-                    failure = error
+        try plaintext.forEachLine { (number: Int, line: UnsafeRawBufferPointer) throws(BackupFormatError) in
+            var diverted: [String: SecretField] = [:]
+            let value: JSONValue
+            do throws(JSONParseError) {
+                value = try JSONValue.parse(line, maxDepth: Self.maximumDepth, divertingStringsAt: paths) { path, raw in
+                    diverted[path] = Self.secrets.decode(path, raw)
                 }
+            } catch {
+                throw BackupFormatError(line: number, "is not JSON (\(error.reason.rawValue) at byte \(error.offset))")
+            }
+            guard let object = value.objectValue else { throw BackupFormatError(line: number, "is not a JSON object") }
+            let parameters = WireParameters(object, secrets: diverted)
+            if header == nil {
+                let read: VaultInterface.BackupHeader
+                do throws(WireParameterError) { read = try VaultInterface.BackupHeader(from: parameters) } catch {
+                    throw BackupFormatError(line: number, "is not a backup's header: \(error)")
+                }
+                guard read.format == Self.format else {
+                    throw BackupFormatError(line: number, "does not start a sortedvault backup (format \(read.format.debugDescription))")
+                }
+                guard read.version == Self.version else {
+                    throw BackupFormatError(line: number, "is a backup of format version \(read.version); this sortedvault reads version \(Self.version): update it")
+                }
+                header = read
+                return
+            }
+            guard parameters.has("item") || parameters.has("login") else {
+                throw BackupFormatError(line: number, "is neither an item nor a login")
+            }
+            do throws(WireParameterError) {
+                if parameters.has("item") {
+                    lines.append(.item(try parameters.decode("item"), secret: try parameters.secret("secret")))
+                } else {
+                    lines.append(.login(try parameters.decode("login")))
+                }
+            } catch {
+                throw BackupFormatError(line: number, "is not valid: \(error)")
             }
         }
-        if let failure { throw failure }
         guard let header else { throw BackupFormatError(line: 1, "is missing: the backup is empty") }
         let items = lines.count { if case .item = $0 { true } else { false } }
         guard header.items == items, header.logins == lines.count - items else {

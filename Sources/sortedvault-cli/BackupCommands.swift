@@ -65,7 +65,7 @@ struct Export: ReportingCommand {
         guard let bytes = FileManager.default.contents(atPath: path) else {
             throw VaultError(.notFound, "cannot read the recipients file \(path)")
         }
-        let lines = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        let lines = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).map(\.trimmedWhitespace)
         let found = lines.filter { !$0.isEmpty && !$0.hasPrefix("#") }
         guard !found.isEmpty else { throw VaultError.invalidArgument("the recipients file \(path) names no recipient") }
         return found

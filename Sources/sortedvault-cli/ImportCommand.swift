@@ -245,49 +245,31 @@ enum GitConfigReader {
     /// Runs `argv` (a `git config` change), its output discarded; its exit status, 127 when it
     /// could not start.
     static func status(_ argv: [String]) -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var pid: pid_t = 0
-        let arguments = argv.map { strdup($0) } + [nil]
-        defer { arguments.forEach { free($0) } }
-        guard posix_spawnp(&pid, argv[0], &actions, nil, arguments, environ) == 0 else { return 127 }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        guard let run = try? ChildProcess.run(argv, stdin: .null, stdout: .null, stderr: .null, reading: { _, _ in }) else {
+            return 127
+        }
+        return ChildProcess.exitStatus(run.waitStatus)
     }
 
     static func lines(_ argv: [String]) -> [String] {
-        var pipeEnds: [Int32] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else { return [] }
-        _ = fcntl(pipeEnds[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(pipeEnds[1], F_SETFD, FD_CLOEXEC)
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var pid: pid_t = 0
-        let arguments = argv.map { strdup($0) } + [nil]
-        defer { arguments.forEach { free($0) } }
-        let spawned = posix_spawnp(&pid, argv[0], &actions, nil, arguments, environ)
-        close(pipeEnds[1])
-        defer { close(pipeEnds[0]) }
-        guard spawned == 0 else { return [] }
+        guard let run = try? ChildProcess.run(argv, stdin: .inherited, stdout: .pipe, stderr: .null, reading: { output, _ in
+            text(from: output)
+        }) else { return [] }
+        let output = run.output
+        let lines = String(decoding: output, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        return Array(lines.dropLast(output.last == 0x0A ? 1 : 0))
+    }
+
+    /// What the child writes to `descriptor`, until it closes it or 64 KiB are read.
+    private static func text(from descriptor: Int32) -> [UInt8] {
         var output: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while output.count < 1 << 16 {
-            let count = buffer.withUnsafeMutableBytes { read(pipeEnds[0], $0.baseAddress, $0.count) }
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }
             output.append(contentsOf: buffer[0..<count])
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let lines = String(decoding: output, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        return Array(lines.dropLast(output.last == 0x0A ? 1 : 0))
+        return output
     }
 }

@@ -34,14 +34,22 @@ enum MoveIn {
     @discardableResult
     static func store(_ secret: SecureBytes, at key: ItemKey, options: StoreOptions, replace: Bool, client: VaultClient,
                       into tally: inout Tally, source: String) async throws -> Bool {
-        if !replace, try await client.exists(key) {
-            let held = try await client.retrieve(key)
-            if held.secret == secret { return true }
+        if !replace, let held = try await heldSecret(at: key, client: client) {
+            if held == secret { return true }
             tally.kept.append("\(key) (\(source))")
             return false
         }
         try await client.store(secret, for: key, options: options)
         tally.stored += 1
         return true
+    }
+
+    /// The secret the vault holds at `key`; nil when there is none (the daemon's `NotFound`).
+    private static func heldSecret(at key: ItemKey, client: VaultClient) async throws -> SecureBytes? {
+        do {
+            return try await client.retrieve(key).secret
+        } catch let error as VaultError where error.code == .notFound {
+            return nil
+        }
     }
 }

@@ -58,43 +58,24 @@ struct PassImport {
 
     /// `pass show NAME`: its standard output, exactly, in secure memory (at most one item's size).
     func show(_ name: String) throws -> SecureBytes {
-        var output: [Int32] = [0, 0], errors: [Int32] = [0, 0]
-        guard pipe(&output) == 0, pipe(&errors) == 0 else { throw VaultError.storageFailure("cannot make a pipe for `pass show`") }
-        for descriptor in output + errors { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
-        let argv = ["pass", "show", name]
-        let arguments = argv.map { strdup($0) } + [nil]
-        defer { arguments.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, "pass", &actions, nil, arguments, environ)
-        close(output[1])
-        close(errors[1])
-        defer { close(output[0]); close(errors[0]) }
-        guard spawned == 0 else {
-            throw VaultError(.notFound, "cannot run `pass` (\(String(cString: strerror(spawned)))): install it (apt-get install pass), nothing was imported")
-        }
-        let secret: SecureBytes
+        let shown: (output: (secret: SecureBytes, message: [UInt8]), waitStatus: Int32)
         do {
-            secret = try SecretInput.readAll(fd: output[0], limit: WireLimits.secretBytes, what: "the pass entry \(name)")
-        } catch {
-            kill(pid, SIGTERM)
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-            throw error
+            shown = try ChildProcess.run(["pass", "show", name], stdin: .null, stdout: .pipe, stderr: .pipe) { output, errors in
+                let secret = try SecretInput.readAll(fd: output, limit: WireLimits.secretBytes, what: "the pass entry \(name)")
+                var message = [UInt8](repeating: 0, count: 2048)
+                let got = message.withUnsafeMutableBytes { read(errors, $0.baseAddress, $0.count) }
+                return (secret: secret, message: Array(message.prefix(max(got, 0))))
+            }
+        } catch ChildProcess.StartFailure.noPipe {
+            throw VaultError.storageFailure("cannot make a pipe for `pass show`")
+        } catch ChildProcess.StartFailure.notStarted(let code) {
+            throw VaultError(.notFound, "cannot run `pass` (\(String(cString: strerror(code)))): install it (apt-get install pass), nothing was imported")
         }
-        var message = [UInt8](repeating: 0, count: 2048)
-        let got = message.withUnsafeMutableBytes { read(errors[0], $0.baseAddress, $0.count) }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let status = shown.waitStatus
         guard status == 0 else {
-            let said = String(decoding: message.prefix(max(got, 0)), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw VaultError.storageFailure("`pass show \(name)` failed (\(said.isEmpty ? "exit status \(status)" : said)); the entries before it were imported, run the import again once it works")
+            let said = String(decoding: shown.output.message, as: UTF8.self).trimmedWhitespace
+            throw VaultError.storageFailure("`pass show \(name)` failed (\(said.isEmpty ? "exit status \(ChildProcess.exitStatus(status))" : said)); the entries before it were imported, run the import again once it works")
         }
-        return secret
+        return shown.output.secret
     }
 }

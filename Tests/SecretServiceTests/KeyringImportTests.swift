@@ -9,13 +9,24 @@ extension SecretServiceSuite {
     /// Python keyring item lands where our Python keyring backend asks, and a locked keyring is
     /// refused without a prompt and without storing anything.
     @Suite struct KeyringImportTests {
-        @Test func theDefaultCollectionMovesInWithItsAttributes() async throws {
+        /// A private keyring, and a key-file vault whose daemon sees that keyring's bus; the keyring
+        /// is stopped again when the vault or the daemon does not start.
+        func world() throws -> (KeyringSession, DaemonHarness) {
             let keyring = try KeyringSession()
-            defer { keyring.stop() }
-            let cli = try DaemonHarness(busAddress: keyring.busAddress)
-            try cli.initKeyFileVault()
-            try cli.startDaemon()
-            defer { cli.stopDaemon() }
+            do {
+                let cli = try DaemonHarness(busAddress: keyring.busAddress)
+                try cli.initKeyFileVault()
+                try cli.startDaemon()
+                return (keyring, cli)
+            } catch {
+                keyring.stop()
+                throw error
+            }
+        }
+
+        @Test func theDefaultCollectionMovesInWithItsAttributes() async throws {
+            let (keyring, cli) = try world()
+            defer { cli.stopDaemon(); keyring.stop() }
             for (arguments, secret) in [
                 (["--label=IMAP", "service", "org.example.mail", "account", "bob", "host", "imap.example.org"], "mail-secret"),
                 (["--label=Password for 'ada' on 'https://upload.pypi.org/legacy/'", "application", "Python keyring library",
@@ -41,12 +52,8 @@ extension SecretServiceSuite {
         }
 
         @Test func aLockedKeyringIsRefusedWithoutAPromptAndNothingStored() throws {
-            let keyring = try KeyringSession()
-            defer { keyring.stop() }
-            let cli = try DaemonHarness(busAddress: keyring.busAddress)
-            try cli.initKeyFileVault()
-            try cli.startDaemon()
-            defer { cli.stopDaemon() }
+            let (keyring, cli) = try world()
+            defer { cli.stopDaemon(); keyring.stop() }
             #expect(try keyring.secretTool(["store", "--label=x", "service", "s", "account", "a"], input: Data("locked-secret".utf8)).status == 0)
             try keyring.lockLoginCollection()
             let imported = try cli.run(["import", "secret-service"])

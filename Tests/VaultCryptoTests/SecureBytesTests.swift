@@ -63,4 +63,39 @@ import VaultCrypto
         #expect(empty.count == 0)
         #expect(empty.withUnsafeBytes { $0.count } == 0)
     }
+
+    @Test func linesEndAtLineFeedsAndKeepTheirCarriageReturnsUnlessAskedNotTo() {
+        #expect(lines(of: "one\r\n\ntwo\nlast") == ["1:one\r", "2:", "3:two", "4:last"])
+        #expect(lines(of: "one\r\n\ntwo\nlast", droppingCarriageReturns: true) == ["1:one", "2:", "3:two", "4:last"])
+        #expect(lines(of: "one\n") == ["1:one"])
+        #expect(lines(of: "\n\n") == ["1:", "2:"])
+        #expect(lines(of: "").isEmpty)
+    }
+
+    @Test func theFirstErrorEndsTheWalkOfLines() {
+        var seen: [Int] = []
+        var caught: StopAt?
+        do throws(StopAt) {
+            try SecureBytes(copying: Array("a\nb\nc\n".utf8)).forEachLine { (number: Int, _: UnsafeRawBufferPointer) throws(StopAt) in
+                seen.append(number)
+                if number == 2 { throw StopAt(line: number) }
+            }
+        } catch {
+            caught = error
+        }
+        #expect(caught == StopAt(line: 2) && seen == [1, 2])
+    }
+
+    private struct StopAt: Error, Equatable {
+        let line: Int
+    }
+
+    /// The lines `forEachLine` gives, each as "number:text".
+    private func lines(of text: String, droppingCarriageReturns: Bool = false) -> [String] {
+        var lines: [String] = []
+        SecureBytes(copying: Array(text.utf8)).forEachLine(droppingCarriageReturns: droppingCarriageReturns) { number, line in
+            lines.append("\(number):" + String(decoding: line, as: UTF8.self))
+        }
+        return lines
+    }
 }
