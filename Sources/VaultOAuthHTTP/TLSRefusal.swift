@@ -31,7 +31,7 @@ struct TLSRefusal: CustomStringConvertible {
             }
             return nil
         }
-        guard String(describing: failure).contains("CERTIFICATE_VERIFY_FAILED") else {
+        guard String(describing: failure).firstRange(of: "CERTIFICATE_VERIFY_FAILED") != nil else {
             description = "could not be checked (TLS handshake failed: \(failure))"
             return
         }
@@ -53,7 +53,7 @@ struct TLSRefusal: CustomStringConvertible {
         }
         do {
             let context = try NIOSSLContext(configuration: trust.tlsConfiguration())
-            let isAddress = host.contains(":") || host.split(separator: ".").allSatisfy { UInt8($0) != nil }
+            let isAddress = host.contains(":" as Character) || host.split(separator: ".").allSatisfy { UInt8($0) != nil }
             let channel = try await ClientBootstrap(group: group)
                 .connectTimeout(.seconds(10))
                 .channelInitializer { channel in

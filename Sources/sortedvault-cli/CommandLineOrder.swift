@@ -24,7 +24,7 @@ enum CommandLineOrder {
                 index += 1
             } else if valued.contains(name) {
                 moved.append(argument)
-                if !argument.contains("="), index + 1 < arguments.count {
+                if !argument.contains("=" as Character), index + 1 < arguments.count {
                     moved.append(arguments[index + 1])
                     index += 1
                 }

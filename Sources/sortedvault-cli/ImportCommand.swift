@@ -68,7 +68,7 @@ struct Import: ReportingCommand {
 
     /// A backup to restore rather than a KIND: a path (it has a slash, or ends in `.age`).
     private var backupPath: String? {
-        guard let kind, ImportSource(rawValue: kind) == nil, !Self.storeKinds.contains(kind), kind.contains("/") || kind.hasSuffix(".age") else { return nil }
+        guard let kind, ImportSource(rawValue: kind) == nil, !Self.storeKinds.contains(kind), kind.contains("/" as Character) || kind.hasSuffix(".age") else { return nil }
         return kind
     }
 

@@ -31,7 +31,7 @@ struct Store: ReportingCommand {
         if refusedSecret != nil {
             throw ValidationError("refusing a secret on the command line: other users can read it in /proc and your shell history. Pipe it on standard input instead: `printf %s \"$TOKEN\" | sortedvault store SERVICE ACCOUNT`")
         }
-        for attribute in attributes where !attribute.contains("=") {
+        for attribute in attributes where !attribute.contains("=" as Character) {
             throw ValidationError("--attribute takes NAME=VALUE, got \(attribute.debugDescription)")
         }
     }

@@ -43,7 +43,7 @@ struct Log: ReportingCommand {
             shown = older.split(separator: "\n", omittingEmptySubsequences: true).suffix(needed) + shown
             index += 1
         }
-        let names = await Self.realNames(needed: shown.contains { $0.contains("=<private") }, global: global)
+        let names = await Self.realNames(needed: shown.contains { $0.firstRange(of: "=<private") != nil }, global: global)
         for line in shown { print(Self.naming(String(line), names)) }
         if follow {
             fflush(nil)  // every output stream: the -n lines reach a pipe before the wait

@@ -30,11 +30,14 @@ struct PassImport {
         guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
             throw VaultError(.notFound, "no pass store at \(directory) (set PASSWORD_STORE_DIR if it is elsewhere): nothing was imported")
         }
-        guard let walk = FileManager.default.enumerator(atPath: directory) else {
+        let paths: [String]
+        do {
+            paths = try FileManager.default.subpathsOfDirectory(atPath: directory)
+        } catch {
             throw VaultError.storageFailure("cannot read the pass store at \(directory)")
         }
         var names: [String] = []
-        while let relative = walk.nextObject() as? String {
+        for relative in paths {
             if relative.hasPrefix(".git") || relative.hasPrefix(".extensions") { continue }
             guard relative.hasSuffix(".gpg") else { continue }
             names.append(String(relative.dropLast(".gpg".count)))

@@ -1,0 +1,64 @@
+import Foundation
+import TestSupport
+import Testing
+
+extension DaemonSuite {
+    /// Which objects of each program's link refer to full Foundation, read by `nm` from the objects
+    /// the build linked (`PROGRAM.product/Objects.LinkFileList`). One such reference brings full
+    /// Foundation, CoreFoundation and ICU's 34 MB of data into a static release build; a reference
+    /// can come from as little as `"a".contains("b")`, which picks Foundation's overload whenever a
+    /// dependency imports Foundation (docs/install.md, "The Debian package").
+    @Suite struct FoundationLinkTests {
+        /// The third-party modules through which the daemon links full Foundation: postgres-nio's
+        /// `String(format:)` and SCRAM-SHA-256's `replacingOccurrences`, and NIOFoundationCompat's
+        /// `JSONSerialization` and `RunLoop` extensions, which every user of it links.
+        static let daemonsFoundationUsers: Set<String> = ["PostgresNIO", "NIOFoundationCompat"]
+
+        @Test func theFrontAndTheCLILinkNothingThatUsesFullFoundation() throws {
+            for program in ["sortedvault", "sortedvault-cli"] {
+                let found = try Self.objectsUsingFoundation(program)
+                #expect(found.isEmpty, "\(program) links full Foundation through: \(found)")
+            }
+        }
+
+        @Test func theDaemonLinksFullFoundationOnlyThroughPostgresNIOAndNIOFoundationCompat() throws {
+            let found = try Self.objectsUsingFoundation("sortedvault-daemon")
+            let modules = Set(found.keys.map(Self.module(ofObject:)))
+            #expect(modules == Self.daemonsFoundationUsers,
+                    "modules of the daemon that refer to full Foundation: \(found.filter { !Self.daemonsFoundationUsers.contains(Self.module(ofObject: $0.key)) })")
+        }
+
+        /// The objects of `program`'s link with an undefined symbol of the module `Foundation` (not
+        /// FoundationEssentials), each with those symbols, demangled: mangled names abbreviate words,
+        /// so only the demangled text says which module a symbol is in.
+        static func objectsUsingFoundation(_ program: String) throws -> [String: [String]] {
+            let buildDir = (CLIHarness.executable as NSString).deletingLastPathComponent
+            let list = try String(contentsOfFile: "\(buildDir)/\(program).product/Objects.LinkFileList", encoding: .utf8)
+            let objects = list.split(separator: "\n").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "'\" ")) }.filter { !$0.isEmpty }
+            #expect(objects.count > 10, "the link file list of \(program) names \(objects.count) objects")
+            let environment = ProcessInfo.processInfo.environment
+            let (status, out, err) = try Subprocess.run(["/usr/bin/nm", "--print-file-name", "--undefined-only"] + objects,
+                                                        environment: environment, input: Data())
+            #expect(status == 0, "nm: \(String(decoding: err, as: UTF8.self))")
+            let candidates = String(decoding: out, as: UTF8.self).split(separator: "\n").filter { $0.contains("Foundation") }.joined(separator: "\n")
+            let (demangled, demangledOut, demangleErr) = try Subprocess.run(["/usr/bin/env", "swift-demangle"], environment: environment,
+                                                                            input: Data(candidates.utf8))
+            #expect(demangled == 0, "swift-demangle: \(String(decoding: demangleErr, as: UTF8.self))")
+            // `Foundation.X`, `(extension in Foundation)`, `… in Foundation`; never `FoundationEssentials`.
+            let foundation = #/(^|[^A-Za-z_])Foundation(\.|\)|$)/#
+            var found: [String: [String]] = [:]
+            for line in String(decoding: demangledOut, as: UTF8.self).split(separator: "\n") {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                let symbol = line[line.index(after: colon)...].drop { $0 == " " || $0 == "U" }
+                if symbol.contains(foundation) { found[String(line[..<colon]), default: []].append(String(symbol)) }
+            }
+            return found
+        }
+
+        /// `PostgresNIO` for `…/PostgresNIO.build/PostgresData.swift.o`.
+        static func module(ofObject path: String) -> String {
+            let directory = (path as NSString).deletingLastPathComponent
+            return ((directory as NSString).lastPathComponent as NSString).deletingPathExtension
+        }
+    }
+}
