@@ -70,11 +70,12 @@ let package = Package(
         .target(name: "VaultCrypto", dependencies: ["CSodium"]),
         .target(name: "VaultCore", dependencies: ["VaultCrypto"]),
         // age v1 files (age-encryption.org/v1) for sealed backups: scrypt and X25519 recipients, armor;
-        // swift-crypto for HKDF, HMAC and X25519, libsodium for scrypt and the payload's ChaCha20-Poly1305.
+        // every primitive from libsodium (HKDF over its HMAC-SHA-256), so the CLI links no swift-crypto
+        // (which imports full Foundation, and with it ICU).
         // The access log's file and line format: the daemon writes every decision; the CLI and
         // `sortedvault recover` write what the owner did outside the daemon.
         .target(name: "AccessLogFile", dependencies: ["VaultCore", "VaultCrypto"]),
-        .target(name: "VaultAge", dependencies: ["VaultCrypto", "CSodium", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "VaultAge", dependencies: ["VaultCrypto", "CSodium"]),
         .target(name: "Vault", dependencies: ["VaultCore", "VaultCrypto", "BoundedJSON", .product(name: "NIOPosix", package: "swift-nio")]),
         .target(
             name: "VaultSQLite",

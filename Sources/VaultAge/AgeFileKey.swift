@@ -1,11 +1,10 @@
-import Crypto
+import CSodium
 import VaultCrypto
 
 /// The 16-byte file key of an age file and the two keys derived from it (HKDF-SHA-256): the header
 /// MAC key (salt empty, info "header") and the payload key (salt = payload nonce, info "payload").
 ///
-/// The file key lives in ``SecureBytes``; the derived keys are swift-crypto `SymmetricKey`s, whose
-/// storage swift-crypto zeroes when they go, and which are used only inside one call.
+/// The file key and the keys derived from it live in ``SecureBytes``.
 enum AgeFileKey {
     static let count = 16
 
@@ -15,22 +14,21 @@ enum AgeFileKey {
     /// HMAC-SHA-256 of `header` (the header through its `---` mark) under the header key.
     static func headerMAC(fileKey: SecureBytes, header: UnsafeRawBufferPointer) -> [UInt8] {
         let key = derive(fileKey: fileKey, salt: [], info: "header")
-        return Array(HMAC<SHA256>.authenticationCode(for: header, using: key))
+        return key.withUnsafeBytes { AgeKeyDerivation.hmac(key: $0, message: header) }
     }
 
     /// Whether `mac` is the header's MAC, compared in constant time.
     static func verifyHeaderMAC(_ mac: [UInt8], fileKey: SecureBytes, header: UnsafeRawBufferPointer) -> Bool {
-        let key = derive(fileKey: fileKey, salt: [], info: "header")
-        return HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: header, using: key)
+        let expected = headerMAC(fileKey: fileKey, header: header)
+        return mac.count == expected.count && sodium_memcmp(mac, expected, expected.count) == 0
     }
 
     /// The payload key for the payload nonce `nonce`.
-    static func payloadKey(fileKey: SecureBytes, nonce: [UInt8]) -> SymmetricKey {
+    static func payloadKey(fileKey: SecureBytes, nonce: [UInt8]) -> SecureBytes {
         derive(fileKey: fileKey, salt: nonce, info: "payload")
     }
 
-    private static func derive(fileKey: SecureBytes, salt: [UInt8], info: String) -> SymmetricKey {
-        let ikm = fileKey.withUnsafeBytes { SymmetricKey(data: $0) }
-        return HKDF<SHA256>.deriveKey(inputKeyMaterial: ikm, salt: salt, info: Array(info.utf8), outputByteCount: 32)
+    private static func derive(fileKey: SecureBytes, salt: [UInt8], info: String) -> SecureBytes {
+        AgeKeyDerivation.hkdf(secret: fileKey, salt: salt, info: Array(info.utf8))
     }
 }

@@ -1,4 +1,3 @@
-import Crypto
 import VaultCrypto
 
 /// What opens an age file: an X25519 secret key (`AGE-SECRET-KEY-1…`) or a passphrase.
@@ -11,11 +10,11 @@ import VaultCrypto
 /// ```
 ///
 /// The secret text is read from ``SecureBytes`` and never becomes a `String`; the decoded scalar is
-/// held by swift-crypto's private key (zeroed when it goes) and the buffers in between are wiped.
+/// used by libsodium straight from there, and the buffers in between are wiped.
 /// ``description`` never shows the secret.
 public struct AgeIdentity: Sendable, CustomStringConvertible {
     enum Kind: Sendable {
-        /// The 32-byte scalar, in secure memory; a swift-crypto key is made from it for each use.
+        /// The 32-byte scalar, in secure memory.
         case x25519(SecureBytes)
         case scrypt(passphrase: SecureBytes)
     }
@@ -73,12 +72,12 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
 
     /// The file key from the first stanza this identity opens; nil when none is addressed to it.
     func unwrap(_ stanzas: [AgeStanza], maximumWorkFactor: Int) throws -> SecureBytes? {
-        let privateKey: Curve25519.KeyAgreement.PrivateKey?
-        if case let .x25519(scalar) = kind { privateKey = Self.privateKey(of: scalar) } else { privateKey = nil }
+        var publicKey: [UInt8] = []
+        if case let .x25519(scalar) = kind { publicKey = Self.publicKey(of: scalar) }
         for stanza in stanzas {
             let fileKey: SecureBytes?
             switch kind {
-            case .x25519: fileKey = try X25519Stanza.unwrap(stanza, with: privateKey!)
+            case let .x25519(scalar): fileKey = try X25519Stanza.unwrap(stanza, with: scalar, publicKey: publicKey)
             case let .scrypt(passphrase):
                 fileKey = try ScryptStanza.unwrap(stanza, passphrase: passphrase, maximumWorkFactor: maximumWorkFactor)
             }
@@ -87,13 +86,7 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
         return nil
     }
 
-    /// swift-crypto's key for the scalar: its storage is zeroed when the key goes.
-    static func privateKey(of scalar: SecureBytes) -> Curve25519.KeyAgreement.PrivateKey {
-        // 32 bytes always make a key (X25519 clamps any scalar), so this cannot fail.
-        scalar.withUnsafeBytes { try! Curve25519.KeyAgreement.PrivateKey(rawRepresentation: $0) }
-    }
-
     static func publicKey(of scalar: SecureBytes) -> [UInt8] {
-        Array(privateKey(of: scalar).publicKey.rawRepresentation)
+        AgeKeyDerivation.publicKey(of: scalar)
     }
 }

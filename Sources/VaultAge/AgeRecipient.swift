@@ -1,4 +1,3 @@
-import Crypto
 import VaultCrypto
 
 /// Whom an age file is sealed for: an X25519 public key (`age1…`) or a passphrase (scrypt).
@@ -12,7 +11,7 @@ import VaultCrypto
 /// ``description`` is safe to log: the `age1…` text, or `scrypt` and the work factor.
 public struct AgeRecipient: Sendable, CustomStringConvertible {
     enum Kind: Sendable {
-        /// The 32-byte public key (swift-crypto's key types are not `Sendable`).
+        /// The 32-byte public key.
         case x25519([UInt8])
         case scrypt(passphrase: SecureBytes, workFactor: Int)
     }
@@ -65,7 +64,7 @@ public struct AgeRecipient: Sendable, CustomStringConvertible {
     func wrap(_ fileKey: SecureBytes) throws -> AgeStanza {
         switch kind {
         case let .x25519(key):
-            return try X25519Stanza.wrap(fileKey, to: Curve25519.KeyAgreement.PublicKey(rawRepresentation: key))
+            return try X25519Stanza.wrap(fileKey, to: key)
         case let .scrypt(passphrase, workFactor):
             return try ScryptStanza.wrap(fileKey, passphrase: passphrase, workFactor: workFactor)
         }

@@ -1,4 +1,3 @@
-import Crypto
 import VaultCrypto
 
 /// age's payload: a 16-byte nonce, then the plaintext in 64 KiB chunks, each sealed with
