@@ -4,7 +4,7 @@ import VaultCrypto
 
 /// libsodium's HMAC-SHA-256, the HKDF-SHA-256 built on it and X25519, against the RFCs' own vectors
 /// (the CCTV vectors and the real `age` check them again as part of whole files).
-@Suite struct AgeKeyDerivationTests {
+@Suite(.timeLimit(.minutes(1))) struct AgeKeyDerivationTests {
     static func hex(_ text: String) -> [UInt8] {
         var bytes: [UInt8] = []
         var index = text.startIndex
