@@ -247,11 +247,11 @@ let package = Package(
             name: "CLICoreTests",
             dependencies: ["CLICore", "VaultAPI", "VaultClient", "Varlink", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON", "CLIOptions"]
         ),
-        .testTarget(name: "VaultAPITests", dependencies: ["VaultAPI", "VaultCrypto", "BoundedJSON"]),
+        .testTarget(name: "VaultAPITests", dependencies: ["VaultAPI", "VaultCrypto", "BoundedJSON", "TestSupport"]),
         .testTarget(name: "VaultSessionTests", dependencies: ["VaultSession", "VaultCore", "VaultCrypto", "VaultTesting", "BoundedJSON", .product(name: "Logging", package: "swift-log"),
                                                               .product(name: "InMemoryLogging", package: "swift-log"),
                                                               .product(name: "MetricsTestKit", package: "swift-metrics")]),
-        .testTarget(name: "VaultPolicyTests", dependencies: ["VaultPolicy"]),
+        .testTarget(name: "VaultPolicyTests", dependencies: ["VaultPolicy", "TestSupport"]),
         .testTarget(name: "SortedVaultTests", dependencies: ["SortedVault", "VaultTesting", "TestSupport"]),
         .testTarget(name: "CredentialHelpersTests", dependencies: ["CredentialHelpers", "VaultCrypto"]),
         .testTarget(name: "VaultImportTests", dependencies: ["VaultImport", "CredentialHelpers", "VaultCore", "VaultCrypto", "VaultTesting", "TestSupport"]),

@@ -30,8 +30,9 @@ public final class WireConnection: @unchecked Sendable {
     /// socket is this user's (``SocketTrust``) before anything is sent. Throws the `errno` of a failed
     /// connect (a path too long for `sockaddr_un` is `ENAMETOOLONG`), or why the socket is not trusted.
     public init(path: String, timeoutSeconds: Int = 30) throws(ConnectFailure) {
-        self.path = path
-        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        // The socket is this connection's only once every check passed: a throw after `descriptor`
+        // is set would run `deinit`, and close the number again, by then perhaps another thread's.
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw .unreachable(code: errno) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -62,6 +63,8 @@ public final class WireConnection: @unchecked Sendable {
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        self.path = path
+        self.descriptor = descriptor
     }
 
     deinit { if descriptor >= 0 { close(descriptor) } }

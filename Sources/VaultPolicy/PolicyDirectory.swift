@@ -41,12 +41,8 @@ final class PolicyDirectory {
             throw PolicyError(.io, file: trimmed, "cannot open the policy directory: \(Self.describe(code))")
         }
         self.descriptor = fd
-        do {
-            try check(fd, path: trimmed, what: "directory", expectedType: S_IFDIR)
-        } catch {
-            close(fd)
-            throw error
-        }
+        // Fully initialised: a throw from here runs `deinit`, which closes `fd` (once).
+        try check(fd, path: trimmed, what: "directory", expectedType: S_IFDIR)
     }
 
     deinit { close(descriptor) }

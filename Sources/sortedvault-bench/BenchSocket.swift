@@ -23,7 +23,7 @@ final class BenchSocket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard status == 0 else {
-            close(fd)
+            // Fully initialised: the throw runs `deinit`, which closes `fd` (once).
             throw BenchError("cannot connect to \(path): \(String(cString: strerror(errno)))")
         }
     }

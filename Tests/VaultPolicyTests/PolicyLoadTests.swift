@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import VaultPolicy
 #if canImport(Glibc)
 import Glibc
@@ -122,6 +123,23 @@ struct PolicyLoadTests {
         let error = policyError { _ = try Policy.load(directory: dir.path, daemonUID: uid) }
         #expect(error?.code == .unsafeFile)
         #expect(error?.description.hasPrefix("\(dir.path): directory is \(word)") == true, "\(String(describing: error))")
+    }
+
+    /// A refused directory closes what it opened once: the daemon reloads its policy while other
+    /// threads serve calls, and a second close of the number could end one of their connections.
+    @Test func aRefusedDirectoryNeverClosesAnotherThreadsDescriptor() throws {
+        let dir = try TemporaryPolicyDirectory()
+        defer { dir.remove() }
+        try dir.write("access.toml", TemporaryPolicyDirectory.rule)
+        chmod(dir.path, 0o777)
+        var refusals = 0
+        let closedUnder = try DescriptorThief.pipesClosedUnderAnotherThread {
+            for _ in 0..<20_000 where policyError({ _ = try Policy.load(directory: dir.path, daemonUID: uid) })?.code == .unsafeFile {
+                refusals += 1
+            }
+        }
+        #expect(refusals == 20_000)
+        #expect(closedUnder == 0, "another thread's pipe was closed under it")
     }
 
     @Test func fileOwnedByAnotherUID() throws {
