@@ -116,6 +116,6 @@ extension FleetDatabase {
 
 /// Fails, instead of hanging the suite, when `operation` has not finished after `seconds`; an
 /// operation that ignores cancellation is abandoned, not awaited (``withHangGuard(limit:_:_:)``).
-func hangGuard<T: Sendable>(seconds: Int = 600, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withHangGuard(limit: .seconds(seconds), "an operation with a \(seconds) s hang guard", operation)
+func hangGuard<T: Sendable>(seconds: Int = 600, _ what: @autoclosure () -> String = "an operation", _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withHangGuard(limit: .seconds(seconds), "\(what()) (a \(seconds) s hang guard)", operation)
 }

@@ -27,8 +27,9 @@ final class FleetDaemons: @unchecked Sendable {
     /// `[session] provider_deadline_seconds`; nil leaves the daemons' own.
     let providerDeadlineSeconds: Int?
     /// The clients' blocking socket calls run here, not on NIO's shared pool (one thread per core):
-    /// a call waiting on a held provider answer must not keep the test's next call from running.
-    let threadPool = NIOThreadPool(numberOfThreads: 8)
+    /// a call waiting on a held provider answer must not keep the test's next call from running, so
+    /// there are more threads than any test makes calls at once (12: six held, six clients').
+    let threadPool = NIOThreadPool(numberOfThreads: 16)
 
     init(count: Int, database: FleetDatabase, callDeadlineSeconds: Int = 30, providerDeadlineSeconds: Int? = nil, start: Bool = true) throws {
         self.database = database

@@ -42,7 +42,17 @@ extension PostgresSuite {
             let keys = try (0..<6).map { try ItemKey(service: "com.sorted.api", account: "user-\($0)") }
             for (index, key) in keys.enumerated() { _ = try await FleetDaemonTests.signIn(fleet.sessions(index % 3), provider, key: key) }
             fleet.clock.advance(by: 3600)
-            if holdingRefreshAnswers { try await provider.delay(seconds: 600) }   // held until the test sets it back to 0
+            if holdingRefreshAnswers {
+                try await provider.delay(seconds: 600)   // held until the test sets it back to 0
+                // Every login's refresh goes out, one caller per login, before the clients and the
+                // ticker start: while the daemons' clock stands still no database call runs out of
+                // time, so no refresh fails to start (its lease not taken) on a busy machine, to be
+                // retried only by clients whose calls all wait on held answers.
+                for (index, key) in keys.enumerated() { Task { _ = try? await fleet.sessions(index % 3).autoLogin(key) } }
+                try await hangGuard("every login's refresh to reach the provider") {
+                    while try await provider.refreshResponses(200) < keys.count { try await Task.sleep(for: .milliseconds(20)) }
+                }
+            }
 
             let running = Flag()
             let ticker = Task {
@@ -69,16 +79,7 @@ extension PostgresSuite {
             func keptAnswers() -> Int {
                 fleet.hosts.map { $0.daemonOutput().components(separatedBy: kept).count - 1 }.reduce(0, +)
             }
-            if holdingRefreshAnswers {
-                // Every login's refresh is out: the provider rotated its refresh token and holds the
-                // answer. (One caller per login starts them; the clients may be waiting on others.)
-                for (index, key) in keys.enumerated() { Task { _ = try? await fleet.sessions(index % 3).autoLogin(key) } }
-                try await hangGuard {
-                    while try await provider.refreshResponses(200) < keys.count { try await Task.sleep(for: .milliseconds(20)) }
-                }
-            } else {
-                try await Task.sleep(for: .milliseconds(500))
-            }
+            try await Task.sleep(for: .milliseconds(500))
             try server.restart()
             try await Task.sleep(for: .milliseconds(500))
             try server.shutDown()
@@ -93,7 +94,9 @@ extension PostgresSuite {
             try await Task.sleep(for: .milliseconds(500))
             running.clear()
             var outcomes: [String] = []
-            for client in clients { outcomes += try await hangGuard(seconds: 600) { await client.value } }
+            for client in clients {
+                outcomes += try await hangGuard("a client's last AutoLogin calls (daemons' logs: \(fleet.sessionWarnings()))") { await client.value }
+            }
 
             let counted = Dictionary(grouping: outcomes, by: { $0 }).mapValues(\.count)
             let unexpected = outcomes.filter { !["valid", "refreshed", "offline", "error storageFailure", "error unavailable"].contains($0) }
@@ -119,12 +122,7 @@ extension PostgresSuite {
             } while !missing.isEmpty && !missing.contains(where: { $0.contains("reauthRequired") }) && ContinuousClock.now < giveUp
             ticker.cancel()
             #expect(missing.isEmpty, "\(missing)")
-            if !missing.isEmpty {
-                for (index, host) in fleet.hosts.enumerated() {
-                    let lines = host.daemonOutput().split(separator: "\n").filter { $0.contains("[VaultSession]") && !$0.contains("queued revocations could not be claimed") }
-                    print("daemon \(index): \(lines.count) session warnings:\n\(lines.prefix(12).joined(separator: "\n"))")
-                }
-            }
+            if !missing.isEmpty { print(fleet.sessionWarnings()) }
             let perToken = try await provider.refreshesPerToken()
             #expect(perToken.count >= keys.count, "only \(perToken.count) refresh tokens were used for \(keys.count) expired logins")
             #expect(perToken.values.allSatisfy { $0 == 1 }, "a refresh token was sent more than once: \(perToken.values.sorted())")
@@ -140,4 +138,14 @@ private final class Flag: @unchecked Sendable {
     private var value = true
     var isSet: Bool { lock.withLock { value } }
     func clear() { lock.withLock { value = false } }
+}
+
+extension FleetDaemons {
+    /// Each daemon's session warnings (the first 12), for a failure's message.
+    func sessionWarnings() -> String {
+        hosts.enumerated().map { index, host in
+            let lines = host.daemonOutput().split(separator: "\n").filter { $0.contains("[VaultSession]") && !$0.contains("queued revocations could not be claimed") }
+            return "daemon \(index): \(lines.count) session warnings:\n\(lines.prefix(12).joined(separator: "\n"))"
+        }.joined(separator: "\n")
+    }
 }

@@ -18,7 +18,7 @@ final class RawSocket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard status == 0 else {
-            close(fd)
+            // Fully initialised: the throw runs `deinit`, which closes `fd` (once).
             throw HarnessError("connect failed: \(String(cString: strerror(errno)))")
         }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
