@@ -29,24 +29,23 @@ public enum DescriptorThief {
                 rounds += 1
                 var ends: [Int32] = [-1, -1]
                 guard pipe(&ends) == 0 else { continue }
+                for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
                 var byte: UInt8 = 7
                 let wrote = write(ends[1], &byte, 1)
-                let read = Glibc.read(ends[0], &byte, 1)
+                // Read only what poll says is there: a number closed under this thread and taken by
+                // another's socket or file could otherwise block the read, and the test with it.
+                var ready = pollfd(fd: ends[0], events: Int16(POLLIN), revents: 0)
+                let read = poll(&ready, 1, 0) == 1 && ready.revents & Int16(POLLIN) != 0 ? Glibc.read(ends[0], &byte, 1) : -1
                 let closedRead = close(ends[0]), closedWrite = close(ends[1])
                 if wrote != 1 || read != 1 || closedRead != 0 || closedWrite != 0 {
                     closedUnder.add(1, ordering: .relaxed)
                 }
             }
         }.start()
-        do {
-            try body()
-        } catch {
-            running.store(false, ordering: .relaxed)
-            done.wait()
-            throw error
-        }
+        let outcome = Result { try body() }
         running.store(false, ordering: .relaxed)
         done.wait()
+        try outcome.get()
         return closedUnder.load(ordering: .relaxed)
     }
 }
