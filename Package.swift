@@ -6,9 +6,10 @@ import PackageDescription
 // VaultCore ← VaultOIDC (id-token verification, no I/O) ← VaultOAuthHTTP.
 // VaultCrypto is the only importer of libsodium; VaultSQLite sees only ciphertext.
 // Varlink (the socket protocol) and VaultPolicy (access rules) know nothing of crypto or storage;
-// VaultDaemon wires them to a vault, VaultClient speaks the protocol, the `sortedvault-daemon`
-// executable is the only target that wires everything together, and the `sortedvault` CLI talks to
-// the daemon only (it links neither the HTTP client nor libsecret, for a short start-up).
+// VaultDaemon wires them to a vault, VaultClient speaks the protocol, DaemonCommands runs the daemon,
+// VaultFleet adds the fleet's PostgreSQL store for `sortedvault-fleet-daemon` only (the one-host
+// `sortedvault-daemon` links no database client), and the `sortedvault` CLI talks to the daemon only
+// (it links neither the HTTP client nor libsecret, for a short start-up).
 // The daemon is linked by lld with packed relative relocations (DT_RELR, glibc 2.36 and later): a
 // position-independent Swift binary carries one relocation per absolute pointer in its metadata,
 // 112,000 in the static daemon, which the loader reads (2.7 MB of the file) and applies at every start.
@@ -47,13 +48,14 @@ let package = Package(
         .executable(name: "sortedvault", targets: ["sortedvault"]),
         .executable(name: "sortedvault-cli", targets: ["sortedvault-cli"]),
         .executable(name: "sortedvault-daemon", targets: ["sortedvault-daemon"]),
+        .executable(name: "sortedvault-fleet-daemon", targets: ["sortedvault-fleet-daemon"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", exact: "2.13.0"),
@@ -169,8 +171,7 @@ let package = Package(
             dependencies: [
                 "Varlink", "VaultAPI", "VaultPolicy", "VaultClient", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto", "CLinuxShims",
                 "VaultSession", "VaultOAuthHTTP", "VaultOIDC", "VaultAge", "AccessLogFile",
-                "VaultSecretService", "VaultPostgres",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                "VaultSecretService",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -219,18 +220,33 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // `sortedvault daemon` and `sortedvault init` run this: the only executable that wires everything.
-        .executableTarget(
-            name: "sortedvault-daemon",
+        // The daemon's commands (`daemon`, `init`, `recover`), run by both daemon programs.
+        .target(
+            name: "DaemonCommands",
             dependencies: [
                 "CLIOptions", "VaultDaemon", "VaultClient", "Vault", "VaultSQLite", "VaultCore", "VaultCrypto",
                 "VaultSecretService", "CLICore", "AccessLogFile",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            linkerSettings: packedRelocations
+            ]
         ),
+        // `sortedvault daemon` and `sortedvault init` run this: the one-host daemon, with no database
+        // client; for settings with `backend = "postgresql"` it runs sortedvault-fleet-daemon instead.
+        .executableTarget(name: "sortedvault-daemon", dependencies: ["DaemonCommands"], linkerSettings: packedRelocations),
+        // A fleet's store in PostgreSQL, for the fleet daemon only: postgres-nio imports full
+        // Foundation (and with it ICU), which the one-host daemon must not carry (docs/install.md).
+        .target(
+            name: "VaultFleet",
+            dependencies: [
+                "VaultDaemon", "VaultPostgres", "Vault", "VaultCore", "VaultCrypto", "VaultPolicy",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        .executableTarget(
+            name: "sortedvault-fleet-daemon", dependencies: ["DaemonCommands", "VaultFleet"], linkerSettings: packedRelocations),
         // docker's and git's credential-helper protocols over the daemon: parsing and naming, no I/O of
         // its own; sortedvault-cli runs each helper over it.
         .target(name: "CredentialHelpers", dependencies: ["VaultClient", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON"]),

@@ -31,6 +31,9 @@ public struct DaemonConfiguration: Sendable {
     public var socketCheckInterval: Duration
     /// The access log file's cap; it is rotated once (to `access.log.1`) past it.
     public var accessLogMaxBytes = 1 << 20
+    /// How a fleet's store opens (`sortedvault-fleet-daemon`); nil in `sortedvault-daemon`, which
+    /// then throws ``FleetProgramNeeded`` for settings with `backend = "postgresql"`.
+    public var openFleet: FleetOpener?
 
     public init(paths: VaultPaths, clock: any VaultClock = SystemClock(), inheritedListener: CInt? = nil,
                 sleeper: any Clock<Duration> = ContinuousClock(), socketCheckInterval: Duration = .seconds(60)) {

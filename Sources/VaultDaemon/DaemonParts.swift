@@ -41,7 +41,7 @@ struct DaemonParts: Sendable {
         /// The local SQLite vault (backend "embedded" or "secret-service"), which this daemon owns.
         case local(LocalVault)
         /// The fleet's PostgreSQL (backend "postgresql"), shared with the fleet's other daemons.
-        case fleet(FleetStore)
+        case fleet(any FleetBacking)
 
         /// The local vault; a fleet daemon has none (nothing to lock, unlock or initialise).
         var vault: EncryptedVault? {
@@ -171,7 +171,7 @@ struct DaemonParts: Sendable {
         let announce: @Sendable () async -> Void = {
             let locked = await vault?.isLocked ?? false
             logger.info("serving", metadata: [
-                "socket": "\(paths.socket)", "database": "\(settings.postgresql.map(FleetStore.describe) ?? paths.database)",
+                "socket": "\(paths.socket)", "database": "\(settings.postgresql?.place ?? paths.database)",
                 "locked": "\(locked)", "autoLockMinutes": "\(settings.autoLockMinutes)",
                 "backend": "\(settings.backend.rawValue)", "accessLog": "\(accessLog?.location ?? "none")",
             ])
@@ -216,13 +216,15 @@ struct DaemonParts: Sendable {
                            bound: bound, services: services, socketWatch: watch, accessLog: accessLog, logger: logger)
     }
 
-    /// The one place the store is chosen: the fleet's database for `backend = "postgresql"`, else the
-    /// local vault, opened and (with a key file) unlocked. Fails closed with an error that names the file.
+    /// The one place the store is chosen: the fleet's database for `backend = "postgresql"` (or
+    /// ``FleetProgramNeeded`` in a program without a ``FleetOpener``), else the local vault, opened
+    /// and (with a key file) unlocked. Fails closed with an error that names the file.
     private static func openStore(_ configuration: DaemonConfiguration, settings: DaemonSettings, metrics: any MetricsFactory,
                                   threadPool: NIOThreadPool, logger: Logger) async throws -> Backing {
         if let fleet = settings.postgresql {
-            return .fleet(try await FleetStore.open(fleet, clock: configuration.clock, deadlineClock: configuration.sleeper,
-                                                    metrics: metrics, logger: logger))
+            guard let openFleet = configuration.openFleet else { throw FleetProgramNeeded() }
+            return .fleet(try await openFleet(fleet, FleetOpening(clock: configuration.clock, deadlineClock: configuration.sleeper,
+                                                                  metrics: metrics, logger: logger)))
         }
         let paths = configuration.paths
         let owner: VaultOwnerLock

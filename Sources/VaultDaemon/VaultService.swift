@@ -316,7 +316,7 @@ final class VaultService: VarlinkInterface {
 
     /// The local vault, for the calls only it has; a fleet daemon answers them `Unsupported`.
     private func localVault(_ operation: String) throws -> EncryptedVault {
-        guard let vault else { throw VarlinkError(VaultInterface.Unsupported(reason: FleetStore.noLocalVault(operation))) }
+        guard let vault else { throw VarlinkError(VaultInterface.Unsupported(reason: FleetDatabaseSettings.noLocalVault(operation))) }
         return vault
     }
 

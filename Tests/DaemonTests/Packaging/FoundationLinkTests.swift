@@ -9,33 +9,66 @@ extension DaemonSuite {
     /// can come from as little as `"a".contains("b")`, which picks Foundation's overload whenever a
     /// dependency imports Foundation (docs/install.md, "The Debian package").
     @Suite struct FoundationLinkTests {
-        /// The third-party modules through which the daemon links full Foundation: postgres-nio's
+        /// The third-party modules through which the fleet daemon links full Foundation: postgres-nio's
         /// `String(format:)` and SCRAM-SHA-256's `replacingOccurrences`, and NIOFoundationCompat's
         /// `JSONSerialization` and `RunLoop` extensions, which every user of it links.
-        static let daemonsFoundationUsers: Set<String> = ["PostgresNIO", "NIOFoundationCompat"]
+        static let fleetDaemonsFoundationUsers: Set<String> = ["PostgresNIO", "NIOFoundationCompat"]
 
-        @Test func theFrontAndTheCLILinkNothingThatUsesFullFoundation() throws {
-            for program in ["sortedvault", "sortedvault-cli"] {
-                let found = try Self.objectsUsingFoundation(program)
-                #expect(found.isEmpty, "\(program) links full Foundation through: \(found)")
-            }
+        /// Neither a reference nor a module that imports Foundation: an object that autolinks
+        /// `-lFoundation` puts libFoundation.a on the link line, where FoundationEssentials' shared
+        /// generic specializations resolve first, and those bring full Foundation and ICU with them
+        /// (docs/install.md, measured: 81.2 MB).
+        @Test(arguments: ["sortedvault", "sortedvault-cli", "sortedvault-daemon"])
+        func aOneHostProgramLinksNothingThatUsesFullFoundation(program: String) throws {
+            let found = try Self.objectsUsingFoundation(program)
+            #expect(found.isEmpty, "\(program) links full Foundation through: \(found)")
+            let autolinking = try Self.objectsAutolinkingFoundation(program)
+            #expect(autolinking.isEmpty, "objects of \(program) that autolink -lFoundation: \(autolinking)")
         }
 
-        @Test func theDaemonLinksFullFoundationOnlyThroughPostgresNIOAndNIOFoundationCompat() throws {
-            let found = try Self.objectsUsingFoundation("sortedvault-daemon")
+        @Test func theFleetDaemonLinksFullFoundationOnlyThroughPostgresNIOAndNIOFoundationCompat() throws {
+            let found = try Self.objectsUsingFoundation("sortedvault-fleet-daemon")
             let modules = Set(found.keys.map(Self.module(ofObject:)))
-            #expect(modules == Self.daemonsFoundationUsers,
-                    "modules of the daemon that refer to full Foundation: \(found.filter { !Self.daemonsFoundationUsers.contains(Self.module(ofObject: $0.key)) })")
+            #expect(modules == Self.fleetDaemonsFoundationUsers,
+                    "modules of the fleet daemon that refer to full Foundation: \(found.filter { !Self.fleetDaemonsFoundationUsers.contains(Self.module(ofObject: $0.key)) })")
+        }
+
+        /// The objects of `program`'s link whose autolink entries (what `import` adds to the link
+        /// line) name `-lFoundation` itself, read by `readelf`.
+        static func objectsAutolinkingFoundation(_ program: String) throws -> [String] {
+            let objects = try linkedObjects(program)
+            let (status, out, err) = try Subprocess.run(["/usr/bin/readelf", "-W", "-p", ".swift1_autolink_entries"] + objects,
+                                                        environment: ProcessInfo.processInfo.environment, input: Data())
+            // readelf says "section … was not dumped" (status 0) for an object without the section.
+            #expect(status == 0, "readelf: \(String(decoding: err, as: UTF8.self))")
+            var file = "", found: Set<String> = []
+            var entries = 0
+            for line in String(decoding: out, as: UTF8.self).split(separator: "\n") {
+                if line.hasPrefix("File: ") { file = String(line.dropFirst(6)); continue }
+                // `  [     0]  -lswiftCore`; entries of one object are separated by NUL, shown as lines.
+                for entry in line.split(separator: " ") where entry.hasPrefix("-l") {
+                    entries += 1
+                    if entry == "-lFoundation" { found.insert(file) }
+                }
+            }
+            #expect(entries > 10, "readelf found \(entries) autolink entries in \(program)'s objects")
+            return found.sorted()
+        }
+
+        /// The objects the build linked into `program` (`PROGRAM.product/Objects.LinkFileList`).
+        static func linkedObjects(_ program: String) throws -> [String] {
+            let buildDir = (CLIHarness.executable as NSString).deletingLastPathComponent
+            let list = try String(contentsOfFile: "\(buildDir)/\(program).product/Objects.LinkFileList", encoding: .utf8)
+            let objects = list.split(separator: "\n").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "'\" ")) }.filter { !$0.isEmpty }
+            #expect(objects.count > 10, "the link file list of \(program) names \(objects.count) objects")
+            return objects
         }
 
         /// The objects of `program`'s link with an undefined symbol of the module `Foundation` (not
         /// FoundationEssentials), each with those symbols, demangled: mangled names abbreviate words,
         /// so only the demangled text says which module a symbol is in.
         static func objectsUsingFoundation(_ program: String) throws -> [String: [String]] {
-            let buildDir = (CLIHarness.executable as NSString).deletingLastPathComponent
-            let list = try String(contentsOfFile: "\(buildDir)/\(program).product/Objects.LinkFileList", encoding: .utf8)
-            let objects = list.split(separator: "\n").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "'\" ")) }.filter { !$0.isEmpty }
-            #expect(objects.count > 10, "the link file list of \(program) names \(objects.count) objects")
+            let objects = try linkedObjects(program)
             let environment = ProcessInfo.processInfo.environment
             let (status, out, err) = try Subprocess.run(["/usr/bin/nm", "--print-file-name", "--undefined-only"] + objects,
                                                         environment: environment, input: Data())

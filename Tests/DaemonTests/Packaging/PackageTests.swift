@@ -8,22 +8,25 @@ extension DaemonSuite {
     /// programs used for real, and a purge that leaves nothing behind.
     @Suite struct PackageTests {
         static let programs = ["sortedvault", "sortedvault-cli", "sortedvault-daemon"]
+        /// The fleet daemon, in a package of its own (sortedvault-fleet).
+        static let fleetPrograms = ["sortedvault-fleet-daemon"]
         /// git's and docker's credential helpers: links to sortedvault-cli, which runs the helper its name says.
         static let helpers = ["git-credential-sortedvault", "docker-credential-sortedvault"]
 
-        /// The package, built once for both tests into its own temp directory.
-        static let package: Result<String, HarnessError> = {
+        /// The packages (sortedvault, sortedvault-fleet), built once for every test into their own temp directory.
+        static let packages: Result<(main: String, fleet: String), HarnessError> = {
             let output = FileManager.default.temporaryDirectory.appendingPathComponent("sv-deb-\(UUID().uuidString.prefix(8))").path
             let buildDir = (CLIHarness.executable as NSString).deletingLastPathComponent
             let run = try? Subprocess.run(
                 ["/bin/bash", CLIHarness.repository + "/scripts/package", "--build-dir", buildDir, "--output-dir", output, "--fast", "--no-lintian"],
                 environment: ProcessInfo.processInfo.environment, input: Data())
-            guard let (status, _, err) = run, status == 0,
-                  let name = try? FileManager.default.contentsOfDirectory(atPath: output).first(where: { $0.hasSuffix(".deb") }) else {
-                return .failure(HarnessError("scripts/package failed: \(String(decoding: run?.2 ?? Data(), as: UTF8.self))"))
+            let built = (try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []
+            guard let (status, _, _) = run, status == 0,
+                  let main = built.first(where: { $0.hasPrefix("sortedvault_") && $0.hasSuffix(".deb") }),
+                  let fleet = built.first(where: { $0.hasPrefix("sortedvault-fleet_") && $0.hasSuffix(".deb") }) else {
+                return .failure(HarnessError("scripts/package failed (built \(built)): \(String(decoding: run?.2 ?? Data(), as: UTF8.self))"))
             }
-            _ = err
-            return .success(output + "/" + name)
+            return .success((output + "/" + main, output + "/" + fleet))
         }()
 
         static func tool(_ argv: [String], environment: [String: String] = ProcessInfo.processInfo.environment) throws -> (Int32, String, String) {
@@ -31,24 +34,26 @@ extension DaemonSuite {
             return (status, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
         }
 
-        /// The daemon that holds every secret maps no libcurl, and with it no second TLS library
+        /// A daemon that holds every secret maps no libcurl, and with it no second TLS library
         /// (gnutls, OpenSSL), Kerberos or LDAP client: only the C libraries it really needs.
-        @Test func theDaemonLinksNoSecondNetworkStack() throws {
-            let daemon = (CLIHarness.executable as NSString).deletingLastPathComponent + "/sortedvault-daemon"
+        @Test(arguments: ["sortedvault-daemon", "sortedvault-fleet-daemon"])
+        func theDaemonLinksNoSecondNetworkStack(program: String) throws {
+            let daemon = (CLIHarness.executable as NSString).deletingLastPathComponent + "/" + program
             let (status, linked, errors) = try Self.tool(["/usr/bin/ldd", daemon])
             #expect(status == 0, "\(errors)")
             for library in ["libcurl", "libgnutls", "libssl.", "libcrypto.", "libkrb5", "libgssapi", "libldap", "libnghttp2", "libssh2",
                             "libFoundationNetworking"] {
-                #expect(!linked.contains(library), "sortedvault-daemon links \(library): \(linked)")
+                #expect(!linked.contains(library), "\(program) links \(library): \(linked)")
             }
             #expect(linked.contains("libsodium") && linked.contains("libsqlite3"), "\(linked)")
         }
 
         @Test func thePackageHoldsEveryProgramPageCompletionAndUnitAndLintianFindsNoError() throws {
-            let deb = try Self.package.get()
+            let deb = try Self.packages.get().main
             let (listed, contents, _) = try Self.tool(["/usr/bin/dpkg-deb", "-c", deb])
             #expect(listed == 0)
             for program in Self.programs { #expect(contents.contains("./usr/bin/\(program)\n"), "\(program)") }
+            for program in Self.fleetPrograms { #expect(!contents.contains("./usr/bin/\(program)"), "\(program) is in sortedvault") }
             for helper in Self.helpers { #expect(contents.contains("./usr/bin/\(helper) -> sortedvault-cli\n"), "\(helper)") }
             for path in ["./usr/lib/systemd/user/sortedvault.socket", "./usr/lib/systemd/user/sortedvault.service",
                          "./usr/share/man/man1/sortedvault.1.gz", "./usr/share/man/man1/sortedvault-store.1.gz",
@@ -74,8 +79,24 @@ extension DaemonSuite {
             #expect(!findings.split(separator: "\n").contains { $0.hasPrefix("E:") }, "\(findings)")
         }
 
+        @Test func theFleetPackageHoldsTheFleetDaemonAndNeedsTheSameVersionOfSortedvault() throws {
+            let (main, deb) = try Self.packages.get()
+            let (listed, contents, _) = try Self.tool(["/usr/bin/dpkg-deb", "-c", deb])
+            #expect(listed == 0)
+            for program in Self.fleetPrograms { #expect(contents.contains("./usr/bin/\(program)\n"), "\(program)") }
+            for program in Self.programs { #expect(!contents.contains("./usr/bin/\(program)\n"), "\(program) is in sortedvault-fleet") }
+            #expect(contents.contains("./usr/share/doc/sortedvault-fleet/copyright"))
+            let (_, version, _) = try Self.tool(["/usr/bin/dpkg-deb", "-f", main, "Version"])
+            let (_, depends, _) = try Self.tool(["/usr/bin/dpkg-deb", "-f", deb, "Depends"])
+            #expect(depends.contains("sortedvault (= \(version.trimmingCharacters(in: .whitespacesAndNewlines)))"), "\(depends)")
+            for library in ["libc6", "libsodium23", "libsqlite3-0"] { #expect(depends.contains(library), "\(depends)") }
+            for library in ["libcurl", "libgnutls", "libssl", "libkrb5", "libldap"] { #expect(!depends.contains(library), "\(depends)") }
+            let (lintian, findings, errors) = try Self.tool(["/usr/bin/lintian", "--fail-on", "error", deb])
+            #expect(lintian == 0, "\(findings)\(errors)")
+        }
+
         @Test func theInstalledProgramsKeepASecretAndAPurgeLeavesOnlyTheUsersData() throws {
-            let deb = try Self.package.get()
+            let (deb, fleetDeb) = try Self.packages.get()
             let root = FileManager.default.temporaryDirectory.appendingPathComponent("sv-root-\(UUID().uuidString.prefix(8))").path
             defer { try? FileManager.default.removeItem(atPath: root) }
             try FileManager.default.createDirectory(atPath: root + "/var/lib/dpkg/updates", withIntermediateDirectories: true)
@@ -84,7 +105,7 @@ extension DaemonSuite {
             // The libraries come from this machine, not from the empty root: --force-depends.
             let dpkg = ["/usr/bin/dpkg", "--root=" + root, "--admindir=" + root + "/var/lib/dpkg", "--log=/dev/null", "--force-not-root",
                         "--force-depends", "--force-script-chrootless"]
-            let (installed, _, installErrors) = try Self.tool(dpkg + ["-i", deb])
+            let (installed, _, installErrors) = try Self.tool(dpkg + ["-i", deb, fleetDeb])
             try #require(installed == 0, "\(installErrors)")
 
             let harness = try CLIHarness()
@@ -110,7 +131,9 @@ extension DaemonSuite {
             #expect(keyring == 0 && answer == "sortedvault_keyring.backend s3cret\n", "\(answer.debugDescription) \(keyringErrors)")
 
             harness.killStrayDaemons()
-            let (purged, _, purgeErrors) = try Self.tool(dpkg + ["--purge", "sortedvault"])
+            // The installed fleet daemon runs (its own tests serve a real PostgreSQL: FleetDaemonTests).
+            #expect(try Self.tool([root + "/usr/bin/sortedvault-fleet-daemon", "--version"]).1.hasPrefix("0."))
+            let (purged, _, purgeErrors) = try Self.tool(dpkg + ["--purge", "sortedvault-fleet", "sortedvault"])
             #expect(purged == 0 && !purgeErrors.contains("not empty"), "\(purgeErrors)")
             let left = try FileManager.default.subpathsOfDirectory(atPath: root).filter { !$0.hasPrefix("var") }
             #expect(left.isEmpty, "\(left)")
@@ -137,7 +160,7 @@ extension DaemonSuite {
             try #require(status == 0, "\(String(decoding: err, as: UTF8.self))")
             #expect(String(decoding: out, as: UTF8.self).contains("systemd user units: \(scratch)/config/systemd/user"))
 
-            for program in PackageTests.programs {
+            for program in PackageTests.programs + PackageTests.fleetPrograms {
                 let (_, sections, _) = try PackageTests.tool(["/usr/bin/readelf", "-S", prefix + "/bin/" + program])
                 #expect(!sections.contains(".symtab") && !sections.contains(".debug_info"), "\(program) is not stripped")
             }

@@ -9,6 +9,7 @@ import PostgresNIO
 import Vault
 import VaultCore
 import VaultCrypto
+import VaultDaemon
 import VaultPolicy
 import VaultPostgres
 
@@ -16,20 +17,27 @@ import VaultPostgres
 /// key file, its connection pool running for as long as the daemon does (docs/fleet.md).
 ///
 /// ```swift
-/// let fleet = try await FleetStore.open(settings.postgresql!, clock: clock, deadlineClock: sleeper, logger: logger)
-/// let sessions = try SessionManager(store: fleet.store, …)   // the store is the fleet's LoginLeases
+/// var configuration = DaemonConfiguration(paths: paths)
+/// configuration.openFleet = FleetStore.opener   // what sortedvault-fleet-daemon runs with
 /// ```
 ///
 /// There is no local vault: nothing to initialise, lock or unlock, no key slots and no generation
 /// record. Every host of the fleet reads the same key file; the database sees only what it wraps.
-struct FleetStore: Sendable {
-    let store: PostgresTokenStore
+public struct FleetStore: FleetBacking {
+    let postgres: PostgresTokenStore
+    public var store: any TokenStore { postgres }
     /// The key of the logs' service pseudonyms, derived from the fleet's key, so every daemon of the
     /// fleet writes the same pseudonym for the same service.
-    let logNamesKey: SecureBytes
+    public let logNamesKey: SecureBytes
     /// The connection pool (at most 4) and the one connection beside it that listens for change hints.
     private let pool: Task<Void, Never>
     private let listener: Task<Void, Never>
+
+    /// The daemon's ``FleetOpener``.
+    public static let opener: FleetOpener = { settings, opening in
+        try await open(settings, clock: opening.clock, deadlineClock: opening.deadlineClock, metrics: opening.metrics,
+                       logger: opening.logger)
+    }
 
     static func open(_ settings: FleetDatabaseSettings, clock: any VaultClock, deadlineClock: any Clock<Duration>,
                      metrics: any MetricsFactory, logger: Logger) async throws -> FleetStore {
@@ -54,7 +62,7 @@ struct FleetStore: Sendable {
                 deadlineClock: deadlineClock, logger: logger, metrics: metrics)
             let logNamesKey = SecureBytes(copying: KeyedHash.tag(key: master, context: "sortedvault fleet log names", parts: []))
             let listener = Task { await store.listenForChanges(listenConfiguration) }
-            return FleetStore(store: store, logNamesKey: logNamesKey, pool: pool, listener: listener)
+            return FleetStore(postgres: store, logNamesKey: logNamesKey, pool: pool, listener: listener)
         } catch let error as VaultError {
             pool.cancel()
             var reason = error.reason
@@ -70,7 +78,7 @@ struct FleetStore: Sendable {
                     if connecting.reason != error.reason { reason = "cannot connect: \(connecting.reason)" }
                 } catch {}
             }
-            throw DaemonError("refusing to start: the fleet's database (\(describe(settings))) did not open: \(reason)")
+            throw DaemonError("refusing to start: the fleet's database (\(settings.place)) did not open: \(reason)")
         } catch {
             pool.cancel()
             throw error
@@ -78,7 +86,7 @@ struct FleetStore: Sendable {
     }
 
     /// Stops the connection pool, after the services stopped.
-    func close() async {
+    public func close() async {
         listener.cancel()
         await listener.value
         pool.cancel()
@@ -94,18 +102,5 @@ struct FleetStore: Sendable {
         return PostgresSettings(endpoint: endpoint, port: settings.port, database: settings.database, user: settings.user,
                                 passwordFile: settings.passwordFile, trustRootsFile: settings.caFile,
                                 callDeadline: .seconds(settings.callDeadlineSeconds))
-    }
-
-    /// Where the database is, for the log and error text (no password, no key).
-    static func describe(_ settings: FleetDatabaseSettings) -> String {
-        switch settings.endpoint {
-        case let .unixSocket(directory): return "database \(settings.database) over \(directory)"
-        case let .tcp(host): return "database \(settings.database) on \(host):\(settings.port)"
-        }
-    }
-
-    /// What a call that only a local vault has (lock, unlock, passphrase) answers on a fleet daemon.
-    static func noLocalVault(_ operation: String) -> String {
-        "this daemon serves a fleet's PostgreSQL store (backend = \"postgresql\" in settings.toml), which has no local vault to \(operation): its key is read from [postgresql] key_file at start-up"
     }
 }

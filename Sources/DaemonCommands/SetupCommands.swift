@@ -121,6 +121,7 @@ struct DaemonCommand: AsyncParsableCommand {
             var configuration = DaemonConfiguration(paths: try global.paths(), inheritedListener: listener,
                                                     socketCheckInterval: .seconds(socketCheckSeconds))
             configuration.accessLogMaxBytes = accessLogMaxBytes
+            configuration.openFleet = SortedVaultDaemon.fleetOpener.withLock { $0 }
             if let unsafeClockFile {
                 #if DEBUG
                 logger.warning("test clock in use: time comes from \(unsafeClockFile)")
@@ -132,6 +133,13 @@ struct DaemonCommand: AsyncParsableCommand {
                 #endif
             }
             try await VaultDaemon.Daemon.run(configuration, logger: logger)
+        } catch is FleetProgramNeeded {
+            // The settings name a fleet's database: the fleet daemon serves it, with these arguments
+            // (systemd's socket, descriptor 3, stays open across exec). Returns only when it cannot run.
+            let failure = Sibling.exec(FleetProgramNeeded.program, Array(CommandLine.arguments.dropFirst()))
+            let reason = "settings.toml names a fleet database (backend = \"postgresql\"), which \(FleetProgramNeeded.program) serves, not this program; \(failure.message)"
+            if let socket { StartFailureReport.write(reason, socket: socket) }
+            throw fail(reason, .failure)
         } catch let error as DaemonError {
             // The command that started this daemon shows the reason (its stderr is /dev/null).
             if let socket, !error.anotherDaemonServes { StartFailureReport.write(error.description, socket: socket) }
