@@ -6,16 +6,16 @@ import PackageDescription
 // VaultCore ← VaultOIDC (id-token verification, no I/O) ← VaultOAuthHTTP.
 // VaultCrypto is the only importer of libsodium; VaultSQLite sees only ciphertext.
 // Varlink (the socket protocol) and VaultPolicy (access rules) know nothing of crypto or storage;
-// VaultDaemon wires them to a vault, VaultClient speaks the protocol, DaemonCommands runs the daemon,
-// VaultFleet adds the fleet's PostgreSQL store for `sortedvault-fleet-daemon` only (the one-host
-// `sortedvault-daemon` links no database client), and the `sortedvault` CLI talks to the daemon only
-// (it links neither the HTTP client nor libsecret, for a short start-up).
-// The daemon is linked by lld with packed relative relocations (DT_RELR, glibc 2.36 and later): a
+// VaultDaemon wires them to a vault, VaultClient speaks the protocol, DaemonCommands runs the daemon
+// (in `sortedvault-cli`), VaultFleet adds the fleet's PostgreSQL store for `sortedvault-fleet-daemon`
+// only (the one-host daemon links no database client), and the lean `sortedvault` front talks to the
+// daemon only (no Foundation, no NIO, for a short start-up).
+// The daemon (sortedvault-cli) is linked by lld with packed relative relocations (DT_RELR, glibc 2.36 and later): a
 // position-independent Swift binary carries one relocation per absolute pointer in its metadata,
 // 112,000 in the static daemon, which the loader reads (2.7 MB of the file) and applies at every start.
 // Packed, they take 40 KB: 4.6 MiB less resident in a fresh daemon (docs/speed.md, "Linking"). lld
-// comes with every Swift toolchain for Linux. Not the CLIs: linked so, they started 0.15 ms slower
-// (lld's extra read-only segment), and their relocations cost little. `-z now` binds every symbol at
+// comes with every Swift toolchain for Linux. Not the lean front: linked so, it started 0.15 ms slower
+// (lld's extra read-only segment), and its relocations cost little. `-z now` binds every symbol at
 // start: no lazy binding runs after start-up, whose code the daemon then unmaps (docs/speed.md,
 // "Memory: code pages and page caches"), and the GOT is read-only (full RELRO).
 let packedRelocations: [LinkerSetting] = [
@@ -47,7 +47,6 @@ let package = Package(
         .library(name: "VaultAPI", targets: ["VaultAPI"]),
         .executable(name: "sortedvault", targets: ["sortedvault"]),
         .executable(name: "sortedvault-cli", targets: ["sortedvault-cli"]),
-        .executable(name: "sortedvault-daemon", targets: ["sortedvault-daemon"]),
         .executable(name: "sortedvault-fleet-daemon", targets: ["sortedvault-fleet-daemon"]),
     ],
     dependencies: [
@@ -193,7 +192,7 @@ let package = Package(
         // The browser sign-in's loopback receiver (127.0.0.1, a random path, bounded HTTP), shared by
         // `session login` and SortedVault's `signIn`: plain sockets and poll, no Foundation networking.
         .target(name: "VaultLoopback", dependencies: ["VaultCore", "VaultCrypto"]),
-        // What the ArgumentParser programs (`sortedvault-cli`, `sortedvault-daemon`, the credential
+        // What the ArgumentParser programs (`sortedvault-cli`, `sortedvault-fleet-daemon`, the credential
         // helpers) share over the CLI core: their options, error reporting and the exec token file.
         .target(
             name: "CLIOptions",
@@ -209,18 +208,24 @@ let package = Package(
         // `sortedvault`, the lean front: retrieve, store, delete and session autologin by hand over
         // CLICore; everything else is handed (execv, argv unchanged) to `sortedvault-cli`.
         .executableTarget(name: "sortedvault", dependencies: ["CLICore", "VaultAPI", "VaultCrypto", "BoundedJSON", "CLinuxShims"]),
-        // The full command tree (ArgumentParser), installed next to `sortedvault` as `sortedvault-cli`:
-        // talks to the daemon only, so it links neither the HTTP client nor libsecret. Run through a link named
+        // The full command tree (ArgumentParser), installed next to `sortedvault` as `sortedvault-cli`,
+        // and the one-host daemon: `daemon`, `init` and `recover` are DaemonCommands', run in this
+        // process. One program, because the two shared 15.6 of the CLI's 16.3 MB of code (the Swift
+        // runtime, FoundationEssentials, ArgumentParser, the vault's modules): docs/install.md. Every
+        // command but those three talks to the daemon only. Run through a link named
         // `git-credential-sortedvault` or `docker-credential-sortedvault`, it is that credential helper.
+        // Linked as the daemon was (packedRelocations), for the daemon's resident memory.
         .executableTarget(
             name: "sortedvault-cli",
             dependencies: [
                 "CLIOptions", "VaultClient", "CLICore", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
                 "CredentialHelpers", "VaultLoopback", "VaultImport", "VaultAge", "AccessLogFile", "VaultSecretService",
+                "DaemonCommands",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            linkerSettings: packedRelocations
         ),
-        // The daemon's commands (`daemon`, `init`, `recover`), run by both daemon programs.
+        // The daemon's commands (`daemon`, `init`, `recover`), run by sortedvault-cli and by the fleet daemon.
         .target(
             name: "DaemonCommands",
             dependencies: [
@@ -231,9 +236,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // `sortedvault daemon` and `sortedvault init` run this: the one-host daemon, with no database
-        // client; for settings with `backend = "postgresql"` it runs sortedvault-fleet-daemon instead.
-        .executableTarget(name: "sortedvault-daemon", dependencies: ["DaemonCommands"], linkerSettings: packedRelocations),
         // A fleet's store in PostgreSQL, for the fleet daemon only: postgres-nio imports full
         // Foundation (and with it ICU), which the one-host daemon must not carry (docs/install.md).
         .target(

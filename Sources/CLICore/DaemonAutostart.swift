@@ -3,18 +3,20 @@ import Glibc
 #endif
 
 /// Starting the daemon on demand, as gpg-agent does, for every program that talks to it: once a
-/// vault exists to serve, a detached `sortedvault-daemon` from beside the running executable
+/// vault exists to serve, a detached `sortedvault-cli daemon` from beside the running executable
 /// (``DetachedProcess``), then up to 5 s for its socket to answer or for the daemon's own reason
 /// why it could not start (``StartFailureReport``). The caller asks first whether something
 /// answers already, and how it asks (`answers`) is its own.
 public enum DaemonAutostart {
-    public static let daemonName = "sortedvault-daemon"
+    /// The program that runs the daemon (`sortedvault-cli daemon`): the CLI and the daemon are one
+    /// program, as they share nearly all their code (docs/install.md).
+    public static let daemonProgram = "sortedvault-cli"
 
     public enum Outcome: Equatable, Sendable {
         case answering
         /// No vault at this database path: there is nothing to serve yet.
         case noVault(String)
-        /// No `sortedvault-daemon` beside the running executable.
+        /// No `sortedvault-cli` beside the running executable.
         case noDaemonExecutable(Sibling.Missing)
         /// posix_spawn failed with this errno value.
         case spawnFailed(Int32)
@@ -49,7 +51,7 @@ public enum DaemonAutostart {
     ) throws(Failure) -> Outcome {
         guard access(paths.database, F_OK) == 0 else { return .noVault(paths.database) }
         let daemon: String
-        switch Sibling.executable(daemonName) {
+        switch Sibling.executable(daemonProgram) {
         case .success(let path): daemon = path
         case .failure(let missing): return .noDaemonExecutable(missing)
         }
@@ -68,8 +70,8 @@ public enum DaemonAutostart {
     }
 }
 
-/// The programs `sortedvault`, `sortedvault-cli` and `sortedvault-daemon`, installed side by side:
-/// each finds the others in the directory of the running executable.
+/// The programs `sortedvault`, `sortedvault-cli` and (for a fleet) `sortedvault-fleet-daemon`,
+/// installed side by side: each finds the others in the directory of the running executable.
 public enum Sibling {
     public struct Missing: Error, Equatable, Sendable {
         public let name: String

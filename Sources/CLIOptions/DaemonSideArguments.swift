@@ -1,8 +1,7 @@
 import ArgumentParser
 
-/// The options of `init`, `recover` and `daemon`, declared once: `sortedvault-daemon` runs these
-/// commands, and `sortedvault-cli` declares the same options for them before it hands the command
-/// over, so its help, man pages and shell completions show them (they showed only `<arguments>`).
+/// The options of `init`, `recover` and `daemon`, declared once: DaemonCommands' commands, which
+/// `sortedvault-cli` and `sortedvault-fleet-daemon` run.
 
 /// `sortedvault init`.
 public struct InitArguments: ParsableArguments {

@@ -17,15 +17,17 @@ import CLICore
 /// generation newer than any seen, so later opens succeed. Whatever the older copy rolled back (a
 /// revoked token, a deleted login) stays rolled back, so the recovery is recorded where the owner
 /// looks: the access log and the generation record.
-struct Recover: BlockingWorkCommand {
-    static let configuration = CommandConfiguration(
+public struct Recover: BlockingWorkCommand {
+    public static let configuration = CommandConfiguration(
         abstract: "Accept the vault as it is after a rollback was detected (stop the daemon first).",
         discussion: RecoverArguments.discussion)
 
     @OptionGroup var options: RecoverArguments
 
+    public init() {}
+
     /// Recovers; the key derivation runs on `threadPool`.
-    func perform(threadPool: NIOThreadPool) async throws {
+    public func perform(threadPool: NIOThreadPool) async throws {
         guard options.acceptRollback else {
             throw VaultError.invalidArgument("nothing was changed: pass --accept-rollback to accept the vault as it is now")
         }

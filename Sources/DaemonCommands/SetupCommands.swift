@@ -12,15 +12,17 @@ import VaultSQLite
 import VaultSecretService
 import CLIOptions
 
-struct Init: BlockingWorkCommand {
-    static let configuration = CommandConfiguration(
+public struct Init: BlockingWorkCommand {
+    public static let configuration = CommandConfiguration(
         abstract: "Create a new vault.",
         discussion: InitArguments.discussion)
 
     @OptionGroup var options: InitArguments
 
+    public init() {}
+
     /// Creates the vault; the keyring calls and the key derivation run on `threadPool`.
-    func perform(threadPool: NIOThreadPool) async throws {
+    public func perform(threadPool: NIOThreadPool) async throws {
         let paths = try options.location.paths()
         try FileManager.default.createDirectory(atPath: paths.dataDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
@@ -93,18 +95,20 @@ struct Init: BlockingWorkCommand {
     }
 }
 
-struct DaemonCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+public struct DaemonCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "daemon",
         abstract: "Run the daemon in the foreground (systemd runs this; other commands start it on demand).")
 
     @OptionGroup var options: DaemonArguments
+
+    public init() {}
     var global: PathOptions { options.location }
     var unsafeClockFile: String? { options.unsafeClockFile }
     var socketCheckSeconds: Int { options.socketCheckSeconds }
     var accessLogMaxBytes: Int { options.accessLogMaxBytes }
 
-    func run() async throws {
+    public func run() async throws {
         let listener = DaemonConfiguration.systemdListener()
         ProcessHardening.closeInheritedDescriptors(keeping: listener)
         let level = Logger.Level(rawValue: options.logLevel.rawValue) ?? .info

@@ -2,9 +2,9 @@ import ArgumentParser
 import Synchronization
 import VaultDaemon
 
-/// `sortedvault-daemon` and `sortedvault-fleet-daemon`: the per-user daemon, `init` and `recover`.
-/// Users run them as `sortedvault daemon` and `sortedvault init`, which hand over to these
-/// executables; the other commands never load their libraries.
+/// The per-user daemon, `init` and `recover`: `sortedvault-cli` lists ``DaemonCommand``, ``Init`` and
+/// ``Recover`` among its commands (the one-host daemon), and `sortedvault-fleet-daemon` runs this root
+/// command with its ``FleetOpener``. Users run them as `sortedvault daemon` and `sortedvault init`.
 ///
 /// ```swift
 /// // Sources/sortedvault-fleet-daemon/main.swift

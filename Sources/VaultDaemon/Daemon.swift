@@ -31,7 +31,7 @@ public struct DaemonConfiguration: Sendable {
     public var socketCheckInterval: Duration
     /// The access log file's cap; it is rotated once (to `access.log.1`) past it.
     public var accessLogMaxBytes = 1 << 20
-    /// How a fleet's store opens (`sortedvault-fleet-daemon`); nil in `sortedvault-daemon`, which
+    /// How a fleet's store opens (`sortedvault-fleet-daemon`); nil in `sortedvault-cli`, which
     /// then throws ``FleetProgramNeeded`` for settings with `backend = "postgresql"`.
     public var openFleet: FleetOpener?
 

@@ -9,7 +9,7 @@ import VaultPolicy
 /// ``TokenStore`` (items and logins), the key of the logs' service pseudonyms, and a close.
 ///
 /// The daemon never names PostgreSQL: `sortedvault-fleet-daemon` passes a ``FleetOpener`` (VaultFleet's
-/// `FleetStore.opener`) in ``DaemonConfiguration/openFleet``; `sortedvault-daemon` passes none, so the
+/// `FleetStore.opener`) in ``DaemonConfiguration/openFleet``; `sortedvault-cli` passes none, so the
 /// one-host daemon links no database client, and hands a fleet's settings to the fleet daemon.
 public protocol FleetBacking: Sendable {
     /// Items and logins, with the fleet's leases, outbox and change hints found by cast

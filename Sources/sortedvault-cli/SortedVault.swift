@@ -1,5 +1,6 @@
 import ArgumentParser
 import CLIOptions
+import DaemonCommands
 
 /// `sortedvault`: the command-line face of the vault. Every item command talks to the per-user daemon
 /// over its socket, starting it on demand.
@@ -19,8 +20,8 @@ struct SortedVault: AsyncParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            InitForwarder.self, RecoverForwarder.self, Store.self, Retrieve.self, Delete.self, Exists.self, List.self, Status.self,
-            Lock.self, Unlock.self, ChangePassphrase.self, Stop.self, Reload.self, SessionCommand.self, FleetCommand.self, Exec.self, GitCommand.self, Import.self, Export.self, Log.self, DaemonForwarder.self,
+            Init.self, Recover.self, Store.self, Retrieve.self, Delete.self, Exists.self, List.self, Status.self,
+            Lock.self, Unlock.self, ChangePassphrase.self, Stop.self, Reload.self, SessionCommand.self, FleetCommand.self, Exec.self, GitCommand.self, Import.self, Export.self, Log.self, DaemonCommand.self,
         ])
 
     /// The programs this executable is, by the name it was run as: git's and docker's credential

@@ -49,23 +49,23 @@ extension PostgresSuite {
             #expect(wrong.contains("every host of a fleet needs the same key file"), "\(wrong)")
         }
 
-        /// `sortedvault daemon` runs the one-host daemon, which links no database client: for settings
-        /// with `backend = "postgresql"` it runs sortedvault-fleet-daemon from beside it, with the same
-        /// arguments, and without that program it says which program (and package) is missing.
+        /// `sortedvault daemon` runs the one-host daemon (`sortedvault-cli daemon`), which links no
+        /// database client: for settings with `backend = "postgresql"` it runs sortedvault-fleet-daemon
+        /// from beside it, with the same arguments, and without that program it says which is missing.
         @Test func aFleetsSettingsRunTheFleetDaemonAndWithoutItTheMissingProgramIsNamed() async throws {
             let fleet = try FleetDaemons(count: 1, database: try FleetDatabase.fresh())
             defer { fleet.stopAll() }
             let host = fleet.hosts[0]
             let programs = host.processesOfThisWorld().compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\($0)/exe") }
             #expect(programs.contains { $0.hasSuffix("/sortedvault-fleet-daemon") }, "\(programs)")
-            #expect(!programs.contains { $0.hasSuffix("/sortedvault-daemon") }, "\(programs)")
+            #expect(!programs.contains { $0.hasSuffix("/sortedvault-cli") }, "\(programs)")
             try await fleet.items(0).store(SecureBytes(copying: [1]), service: "fleet.api", account: "served")
             fleet.stopAll()
 
             let alone = host.root + "/alone"
             try FileManager.default.createDirectory(atPath: alone, withIntermediateDirectories: false)
-            try FileManager.default.copyItem(atPath: try CLIHarness.sibling("sortedvault-daemon"), toPath: alone + "/sortedvault-daemon")
-            let (status, _, errors) = try Subprocess.run([alone + "/sortedvault-daemon", "daemon"], environment: host.environment, input: Data())
+            try FileManager.default.copyItem(atPath: try CLIHarness.sibling("sortedvault-cli"), toPath: alone + "/sortedvault-cli")
+            let (status, _, errors) = try Subprocess.run([alone + "/sortedvault-cli", "daemon"], environment: host.environment, input: Data())
             let refused = String(decoding: errors, as: UTF8.self)
             #expect(status != 0)
             #expect(refused.contains("backend = \"postgresql\"") && refused.contains("sortedvault-fleet-daemon")

@@ -23,9 +23,9 @@ extension DaemonSuite {
         @Test func everyExecutableDescribesItsCommandsForTheManualGenerator() throws {
             let cli = try Self.dumpedHelp(CLIHarness.executable)
             #expect(cli["commandName"] as? String == "sortedvault")
-            #expect(Set(Self.subcommands(cli)).isSuperset(of: ["store", "retrieve", "session", "exec", "git"]))
-            let daemon = try Self.dumpedHelp(try CLIHarness.sibling("sortedvault-daemon"))
-            #expect(Set(Self.subcommands(daemon)).isSuperset(of: ["daemon", "init"]))
+            #expect(Set(Self.subcommands(cli)).isSuperset(of: ["store", "retrieve", "session", "exec", "git", "daemon", "init", "recover"]))
+            let fleet = try Self.dumpedHelp(try CLIHarness.sibling("sortedvault-fleet-daemon"))
+            #expect(Set(Self.subcommands(fleet)).isSuperset(of: ["daemon", "init"]))
             let docker = try Self.dumpedHelp(try CLIHarness.sibling("docker-credential-sortedvault"))
             #expect(docker["commandName"] as? String == "docker-credential-sortedvault")
             #expect(Set(Self.subcommands(docker)).isSuperset(of: ["store", "get", "erase", "list", "version"]))

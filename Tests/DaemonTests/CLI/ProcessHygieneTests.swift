@@ -29,7 +29,7 @@ extension DaemonSuite {
             let result = try cli.run(["status"], prefix: ["/bin/sh", "-c", #"exec 7<"$0"; exec "$@""#, marker])
             #expect(result.status == 0, "\(result.stderr)")
             let daemons = cli.processesOfThisWorld().filter {
-                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\($0)/exe"))?.hasSuffix("/sortedvault-daemon") == true
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\($0)/exe"))?.hasSuffix("/sortedvault-cli") == true
             }
             #expect(daemons.count == 1, "daemons of this test: \(daemons)")
             for pid in daemons {

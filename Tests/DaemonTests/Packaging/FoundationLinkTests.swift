@@ -18,7 +18,7 @@ extension DaemonSuite {
         /// `-lFoundation` puts libFoundation.a on the link line, where FoundationEssentials' shared
         /// generic specializations resolve first, and those bring full Foundation and ICU with them
         /// (docs/install.md, measured: 81.2 MB).
-        @Test(arguments: ["sortedvault", "sortedvault-cli", "sortedvault-daemon"])
+        @Test(arguments: ["sortedvault", "sortedvault-cli"])
         func aOneHostProgramLinksNothingThatUsesFullFoundation(program: String) throws {
             let found = try Self.objectsUsingFoundation(program)
             #expect(found.isEmpty, "\(program) links full Foundation through: \(found)")

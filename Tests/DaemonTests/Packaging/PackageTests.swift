@@ -7,7 +7,7 @@ extension DaemonSuite {
     /// dependencies and lintian's verdict, then an install with dpkg into an empty root, the installed
     /// programs used for real, and a purge that leaves nothing behind.
     @Suite struct PackageTests {
-        static let programs = ["sortedvault", "sortedvault-cli", "sortedvault-daemon"]
+        static let programs = ["sortedvault", "sortedvault-cli"]
         /// The fleet daemon, in a package of its own (sortedvault-fleet).
         static let fleetPrograms = ["sortedvault-fleet-daemon"]
         /// git's and docker's credential helpers: links to sortedvault-cli, which runs the helper its name says.
@@ -36,7 +36,7 @@ extension DaemonSuite {
 
         /// A daemon that holds every secret maps no libcurl, and with it no second TLS library
         /// (gnutls, OpenSSL), Kerberos or LDAP client: only the C libraries it really needs.
-        @Test(arguments: ["sortedvault-daemon", "sortedvault-fleet-daemon"])
+        @Test(arguments: ["sortedvault-cli", "sortedvault-fleet-daemon"])
         func theDaemonLinksNoSecondNetworkStack(program: String) throws {
             let daemon = (CLIHarness.executable as NSString).deletingLastPathComponent + "/" + program
             let (status, linked, errors) = try Self.tool(["/usr/bin/ldd", daemon])
@@ -86,6 +86,7 @@ extension DaemonSuite {
             for program in Self.fleetPrograms { #expect(contents.contains("./usr/bin/\(program)\n"), "\(program)") }
             for program in Self.programs { #expect(!contents.contains("./usr/bin/\(program)\n"), "\(program) is in sortedvault-fleet") }
             #expect(contents.contains("./usr/share/doc/sortedvault-fleet/copyright"))
+            #expect(contents.contains("./usr/share/man/man1/sortedvault-fleet-daemon.1.gz"))
             let (_, version, _) = try Self.tool(["/usr/bin/dpkg-deb", "-f", main, "Version"])
             let (_, depends, _) = try Self.tool(["/usr/bin/dpkg-deb", "-f", deb, "Depends"])
             #expect(depends.contains("sortedvault (= \(version.trimmingCharacters(in: .whitespacesAndNewlines)))"), "\(depends)")
@@ -112,12 +113,12 @@ extension DaemonSuite {
             let bin = root + "/usr/bin/sortedvault"
             #expect(try harness.run(["--version"], executable: bin).text.hasPrefix("0."))
             #expect(try harness.run(["init", "--key-source", "keyfile"], executable: bin).status == 0)
-            // The installed front starts the installed daemon on demand (the three sit side by side).
+            // The installed front starts the installed daemon (`sortedvault-cli daemon`) on demand.
             #expect(try harness.run(["store", "com.example.api", "ada"], input: Data("s3cret".utf8), executable: bin).status == 0)
             let retrieved = try harness.run(["retrieve", "com.example.api", "ada"], executable: bin)
             #expect(retrieved.status == 0 && retrieved.text == "s3cret", "\(retrieved.stderr)")
             let daemons = harness.processesOfThisWorld().compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\($0)/exe") }
-            #expect(daemons.contains(root + "/usr/bin/sortedvault-daemon"), "\(daemons)")
+            #expect(daemons.contains(root + "/usr/bin/sortedvault-cli"), "\(daemons)")
 
             // Python finds the keyring backend by its entry point where Debian's python3 looks, and it
             // reads the same secret; run as root, Python writes byte code beside it, which the purge must remove.
