@@ -141,7 +141,7 @@ public struct DaemonCommand: AsyncParsableCommand {
             // The settings name a fleet's database: the fleet daemon serves it, with these arguments
             // (systemd's socket, descriptor 3, stays open across exec). Returns only when it cannot run.
             let failure = Sibling.exec(FleetProgramNeeded.program, Array(CommandLine.arguments.dropFirst()))
-            let reason = "settings.toml names a fleet database (backend = \"postgresql\"), which \(FleetProgramNeeded.program) serves, not this program; \(failure.message)"
+            let reason = "settings.toml names a fleet database (backend = \"postgresql\"), which \(FleetProgramNeeded.program) serves, not this program; \(failure.message) (packaged as sortedvault-fleet)"
             if let socket { StartFailureReport.write(reason, socket: socket) }
             throw fail(reason, .failure)
         } catch let error as DaemonError {
