@@ -33,8 +33,9 @@ public struct FleetOpening: Sendable {
 /// Opens the fleet's store, or throws a ``DaemonError`` that names what to fix.
 public typealias FleetOpener = @Sendable (FleetDatabaseSettings, FleetOpening) async throws -> any FleetBacking
 
-/// Thrown by ``Daemon/run(_:logger:)`` before anything is opened when the settings name a fleet
-/// database and this program has no ``FleetOpener``: its caller runs `sortedvault-fleet-daemon` instead.
+/// Thrown by ``Daemon/run(_:logger:)`` when the settings name a fleet database and this program has
+/// no ``FleetOpener``: before any store is opened, and with the socket directory given back, so its
+/// caller can run `sortedvault-fleet-daemon` in its place.
 public struct FleetProgramNeeded: Error, Sendable {
     public static let program = "sortedvault-fleet-daemon"
     public init() {}
