@@ -10,6 +10,14 @@ import PackageDescription
 // (in `sortedvault-cli`), VaultFleet adds the fleet's PostgreSQL store for `sortedvault-fleet-daemon`
 // only (the one-host daemon links no database client), and the lean `sortedvault` front talks to the
 // daemon only (no Foundation, no NIO, for a short start-up).
+// No dynamic symbol table of the programs' own functions: the toolchain's static-stdlib-args.lnk
+// links every Swift program with `-export-dynamic`, which put 41,000 symbols (3.9 MB of .dynsym,
+// .dynstr and .gnu.hash, 11% of sortedvault-cli stripped) in the table, where no one looks them up:
+// nothing dlopens the programs, and strip cannot remove them. Our flags come after that file on the
+// link line, so the last word is ours.
+let noExportedSymbols: [LinkerSetting] = [
+    .unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux])),
+]
 // The daemon (sortedvault-cli) is linked by lld with packed relative relocations (DT_RELR, glibc 2.36 and later): a
 // position-independent Swift binary carries one relocation per absolute pointer in its metadata,
 // 112,000 in the static daemon, which the loader reads (2.7 MB of the file) and applies at every start.
@@ -20,7 +28,7 @@ import PackageDescription
 // "Memory: code pages and page caches"), and the GOT is read-only (full RELRO).
 let packedRelocations: [LinkerSetting] = [
     .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "-z", "-Xlinker", "now"], .when(platforms: [.linux])),
-]
+] + noExportedSymbols
 
 let package = Package(
     name: "sortedvault",
@@ -207,7 +215,8 @@ let package = Package(
         .target(name: "CLICore", dependencies: ["VaultAPI", "BoundedJSON", "VaultCrypto", "CLinuxShims"]),
         // `sortedvault`, the lean front: retrieve, store, delete and session autologin by hand over
         // CLICore; everything else is handed (execv, argv unchanged) to `sortedvault-cli`.
-        .executableTarget(name: "sortedvault", dependencies: ["CLICore", "VaultAPI", "VaultCrypto", "BoundedJSON", "CLinuxShims"]),
+        .executableTarget(name: "sortedvault", dependencies: ["CLICore", "VaultAPI", "VaultCrypto", "BoundedJSON", "CLinuxShims"],
+                         linkerSettings: noExportedSymbols),
         // The full command tree (ArgumentParser), installed next to `sortedvault` as `sortedvault-cli`,
         // and the one-host daemon: `daemon`, `init` and `recover` are DaemonCommands', run in this
         // process. One program, because the two shared 15.6 of the CLI's 16.3 MB of code (the Swift

@@ -33,6 +33,33 @@ extension DaemonSuite {
                     "modules of the fleet daemon that refer to full Foundation: \(found.filter { !Self.fleetDaemonsFoundationUsers.contains(Self.module(ofObject: $0.key)) })")
         }
 
+        /// The toolchain links every static Swift program with `-export-dynamic`, which put each
+        /// program's own symbols (41,000 in `sortedvault-cli`: 3.9 MB that strip cannot remove) in its
+        /// dynamic symbol table; Package.swift's `--no-export-dynamic` comes after it on the link
+        /// line. Nothing dlopens a program or looks a symbol up in it.
+        @Test(arguments: ["sortedvault", "sortedvault-cli", "sortedvault-fleet-daemon"])
+        func aProgramExportsNoSymbolOfItsOwn(program: String) throws {
+            let buildDir = (CLIHarness.executable as NSString).deletingLastPathComponent
+            let (status, out, err) = try Subprocess.run(["/usr/bin/readelf", "-W", "--dyn-syms", "\(buildDir)/\(program)"],
+                                                        environment: ProcessInfo.processInfo.environment, input: Data())
+            #expect(status == 0, "readelf: \(String(decoding: err, as: UTF8.self))")
+            // `   Num:    Value          Size Type    Bind   Vis      Ndx Name`: Ndx is UND for what the
+            // program imports, a section number for what it defines.
+            var imported = 0
+            var defined: [String] = []
+            for line in String(decoding: out, as: UTF8.self).split(separator: "\n") {
+                let fields = line.split(separator: " ")
+                guard fields.count >= 8, fields[0].hasSuffix(":"), Int(fields[0].dropLast()) != nil else { continue }
+                if fields[6] == "UND" { imported += 1 } else { defined.append(String(fields[7])) }
+            }
+            #expect(imported > 10, "readelf found \(imported) imported symbols in \(program)")
+            // What stays is the linker's own (`_end`, `_edata`, `__bss_start`) and a C++ symbol that
+            // libstdc++ also defines (exported so the library binds to the program's copy): a handful.
+            let swiftSymbols = defined.filter { $0.hasPrefix("$s") }
+            #expect(swiftSymbols.isEmpty, "\(program) exports \(swiftSymbols.count) Swift symbols, such as \(swiftSymbols.prefix(5))")
+            #expect(defined.count <= 8, "\(program) exports \(defined.count) symbols of its own, such as \(defined.prefix(8))")
+        }
+
         /// The objects of `program`'s link whose autolink entries (what `import` adds to the link
         /// line) name `-lFoundation` itself, read by `readelf`.
         static func objectsAutolinkingFoundation(_ program: String) throws -> [String] {
