@@ -60,6 +60,25 @@ extension DaemonSuite {
             #expect(defined.count <= 8, "\(program) exports \(defined.count) symbols of its own, such as \(defined.prefix(8))")
         }
 
+        /// The release link lays out first the functions that packaging/request-path.order names
+        /// (Package.swift): written by scripts/order-functions from what a running daemon executed, it
+        /// must name functions the daemon still has. Specialized functions exist only in a release
+        /// build; more than a third of the names are plain functions that this debug build defines too.
+        @Test func theRequestPathOrderNamesFunctionsTheDaemonHas() throws {
+            let order = try String(contentsOfFile: "\(CLIHarness.repository)/packaging/request-path.order", encoding: .utf8)
+                .split(separator: "\n").map(String.init)
+            #expect(order.count > 1_000, "packaging/request-path.order names \(order.count) functions")
+            let buildDir = (CLIHarness.executable as NSString).deletingLastPathComponent
+            let (status, out, err) = try Subprocess.run(["/usr/bin/nm", "--defined-only", "\(buildDir)/sortedvault-cli"],
+                                                        environment: ProcessInfo.processInfo.environment, input: Data())
+            #expect(status == 0, "nm: \(String(decoding: err, as: UTF8.self))")
+            let defined = Set(String(decoding: out, as: UTF8.self).split(separator: "\n").compactMap { $0.split(separator: " ").last.map(String.init) })
+            let found = order.filter(defined.contains)
+            #expect(found.count * 3 > order.count, "\(found.count) of the \(order.count) functions packaging/request-path.order names are in sortedvault-cli")
+            #expect(found.contains { $0.hasPrefix("$s7Varlink") } && found.contains { $0.hasPrefix("$s11VaultDaemon") },
+                    "the order names none of the varlink server's or the daemon's functions")
+        }
+
         /// The objects of `program`'s link whose autolink entries (what `import` adds to the link
         /// line) name `-lFoundation` itself, read by `readelf`.
         static func objectsAutolinkingFoundation(_ program: String) throws -> [String] {
