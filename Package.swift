@@ -20,7 +20,7 @@ let noExportedSymbols: [LinkerSetting] = [
 ]
 // The functions that serving a call runs (packaging/request-path.order, written by
 // scripts/order-functions) first in the daemon's code, together: a fresh daemon's first calls then map
-// a few hundred KB of it, not 9-14 MB spread over the program (docs/speed.md, "Code layout"). It takes
+// 4.3 MB of it, not 9-14 MB spread over the program (docs/speed.md, "Code layout"). It takes
 // effect in the release build, whose functions have sections of their own (scripts/lib/release-flags);
 // a name the build no longer has is skipped.
 let requestPathFirst: [LinkerSetting] = [
