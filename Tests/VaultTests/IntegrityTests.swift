@@ -97,7 +97,12 @@ import VaultCrypto
         try await test.vault.store(secure("a"), service: "s", account: "a")
         try await test.vault.store(secure("b"), service: "s", account: "b")
         try test.tamper { db in
-            try db.execute(sql: "UPDATE items SET metadata = substr(metadata, 1, 30) || x'00' || substr(metadata, 32) WHERE id = (SELECT min(id) FROM items)")
+            // Byte 31 flipped, never just set: a sealed record's bytes are random, and one in 256 is already 0.
+            try db.execute(sql: """
+                UPDATE items SET metadata = substr(metadata, 1, 30)
+                    || CASE substr(metadata, 31, 1) WHEN x'00' THEN x'01' ELSE x'00' END || substr(metadata, 32)
+                WHERE id = (SELECT min(id) FROM items)
+                """)
         }
         #expect(await vaultErrorCode { try await test.vault.list() } == .integrityFailure)
         // The damaged item can still be deleted by name, after which list works again.
