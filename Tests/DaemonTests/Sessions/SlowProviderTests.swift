@@ -31,9 +31,15 @@ extension DaemonSuite {
                 defer { finished.store(true, ordering: .sequentiallyConsistent) }
                 return try await sessions.refresh(world.key)
             }
-            // Waits (real time, only for the request to start) until the request's deadline is armed.
-            for _ in 0..<2000 where deadlines.sleeping == 0 { try await Task.sleep(for: .milliseconds(10)) }
-            try #require(deadlines.sleeping == 1, "the refresh never armed its deadline")
+            // Waits until the request's deadline is armed and the provider has the request: a deadline
+            // armed before the request is sent would cut it off unsent, and the trickle would then
+            // answer the next refresh instead.
+            try await waitUntil("the refresh to arm its deadline") { deadlines.sleeping == 1 }
+            let arrived = ContinuousClock.now + .seconds(600)
+            while try await world.provider.refreshRequests() == 0 && ContinuousClock.now < arrived {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            try #require(try await world.provider.refreshRequests() == 1, "the refresh never reached the provider")
             let deadline = HTTPClientTransport.defaultTimeout
             time.set(to: time.now.addingTimeInterval(deadline - 0.1))
             // Moving the clock ends every sleep due by then at once: the deadline is still ahead.
