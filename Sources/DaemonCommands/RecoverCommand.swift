@@ -19,6 +19,7 @@ import CLICore
 /// looks: the access log and the generation record.
 public struct Recover: BlockingWorkCommand {
     public static let configuration = CommandConfiguration(
+        commandName: "recover",
         abstract: "Accept the vault as it is after a rollback was detected (stop the daemon first).",
         discussion: RecoverArguments.discussion)
 

@@ -14,6 +14,7 @@ import CLIOptions
 
 public struct Init: BlockingWorkCommand {
     public static let configuration = CommandConfiguration(
+        commandName: "init",
         abstract: "Create a new vault.",
         discussion: InitArguments.discussion)
 

@@ -14,6 +14,7 @@ import Glibc
 /// unit would start it again at the next call.
 struct Stop: ReportingCommand {
     static let configuration = CommandConfiguration(
+        commandName: "stop",
         abstract: "Stop the daemon (it locks the vault and closes the database cleanly).",
         discussion: "Under systemd use `systemctl --user stop sortedvault.socket sortedvault.service`: the socket unit starts it again at the next call.")
 
@@ -40,6 +41,7 @@ struct Stop: ReportingCommand {
 /// connection; a policy that does not load leaves the one in force, and this says why (exit 7).
 struct Reload: ReportingCommand {
     static let configuration = CommandConfiguration(
+        commandName: "reload",
         abstract: "Reload the access policy without restarting the daemon (as SIGHUP does).",
         discussion: "settings.toml is read only when the daemon starts: `sortedvault stop` and start it again for those.")
 

@@ -15,6 +15,7 @@ import Glibc
 /// environment or on a command line.
 struct Exec: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "exec",
         abstract: "Run a command with a login's access token in a private file (its path in an environment variable).",
         discussion: """
             The file (mode 0600 under your own $XDG_RUNTIME_DIR/sortedvault/exec, whatever --socket says) holds the token's bytes and \

@@ -12,6 +12,7 @@ import CLICore
 
 struct Store: ReportingCommand {
     static let configuration = CommandConfiguration(
+        commandName: "store",
         abstract: "Store a secret (read from standard input, or a no-echo prompt).",
         discussion: """
             The secret is the exact bytes on standard input. It is never taken from the command line. \
@@ -58,7 +59,7 @@ struct ItemKeyArguments: ParsableArguments {
 }
 
 struct Retrieve: ReportingCommand {
-    static let configuration = CommandConfiguration(abstract: "Write a secret's exact bytes to standard output.")
+    static let configuration = CommandConfiguration(commandName: "retrieve", abstract: "Write a secret's exact bytes to standard output.")
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var item: ItemKeyArguments
@@ -70,7 +71,7 @@ struct Retrieve: ReportingCommand {
 }
 
 struct Delete: ReportingCommand {
-    static let configuration = CommandConfiguration(abstract: "Delete an item and scrub it from the data files.")
+    static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete an item and scrub it from the data files.")
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var item: ItemKeyArguments
@@ -82,6 +83,7 @@ struct Delete: ReportingCommand {
 
 struct Exists: ReportingCommand {
     static let configuration = CommandConfiguration(
+        commandName: "exists",
         abstract: "Tell by the exit status whether an item exists, without reading its secret.",
         discussion: "Prints nothing: exit 0 when the item exists, 1 when it does not (or it expired). The access policy checks it as \"list\" on the service.")
 
@@ -97,7 +99,7 @@ struct Exists: ReportingCommand {
 }
 
 struct List: ReportingCommand {
-    static let configuration = CommandConfiguration(abstract: "List items (metadata only, never secrets).")
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List items (metadata only, never secrets).")
 
     @OptionGroup var global: GlobalOptions
     @Option(help: "Only this service's items.") var service: String?

@@ -13,6 +13,7 @@ import Glibc
 /// by which rule. Reads the file directly (no daemon needed); it holds no secrets.
 struct Log: ReportingCommand {
     static let configuration = CommandConfiguration(
+        commandName: "log",
         abstract: "Show the daemon's access log: who asked for what, allowed or denied, and by which rule.",
         discussion: """
             The log is $XDG_STATE_HOME/sortedvault/access.log (default ~/.local/state), capped at 1 MiB and rotated to \

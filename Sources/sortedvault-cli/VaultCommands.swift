@@ -7,7 +7,7 @@ import VaultCore
 import VaultCrypto
 
 struct Status: ReportingCommand {
-    static let configuration = CommandConfiguration(abstract: "Show whether the vault is locked, and how many items it holds.")
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show whether the vault is locked, and how many items it holds.")
 
     @OptionGroup var global: GlobalOptions
     @Flag(help: "JSON output.") var json = false
@@ -29,7 +29,7 @@ struct Status: ReportingCommand {
 }
 
 struct Lock: ReportingCommand {
-    static let configuration = CommandConfiguration(abstract: "Lock the vault: the daemon forgets its keys.")
+    static let configuration = CommandConfiguration(commandName: "lock", abstract: "Lock the vault: the daemon forgets its keys.")
 
     @OptionGroup var global: GlobalOptions
 
@@ -40,6 +40,7 @@ struct Lock: ReportingCommand {
 
 struct Unlock: ReportingCommand {
     static let configuration = CommandConfiguration(
+        commandName: "unlock",
         abstract: "Unlock the vault: from its key file or desktop keyring again, else with its passphrase.",
         discussion: """
             After `sortedvault lock` or an auto-lock, a key-file or keyring vault unlocks again without a passphrase: \
@@ -76,6 +77,7 @@ struct Unlock: ReportingCommand {
 
 struct ChangePassphrase: ReportingCommand {
     static let configuration = CommandConfiguration(
+        commandName: "change-passphrase",
         abstract: "Change the vault's passphrase (items are not re-encrypted).",
         discussion: "With --passphrase-fd N (or piped on standard input), the old passphrase is on the first line and the new one on the second.")
 
