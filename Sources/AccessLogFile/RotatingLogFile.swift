@@ -47,22 +47,51 @@ public final class RotatingLogFile: Sendable {
     /// daemon from serving.
     @discardableResult
     public func append(_ line: String) -> Bool {
-        let bytes = Array(line.utf8)
-        return state.withLock { state in
-            if state.size > 0 && state.size + bytes.count > maxBytes {
-                close(state.descriptor)
-                Self.shiftRotated(path)
-                rename(path, path + ".1")
-                guard let (descriptor, size) = try? Self.open(path) else {
-                    state.descriptor = -1
-                    return false
-                }
-                state = State(descriptor: descriptor, size: size)
+        append(lines: CollectionOfOne(line)) == 0
+    }
+
+    /// Appends `lines` (each ends in a newline) with one `write` per file they go to, rotating
+    /// between two lines when the next would pass the cap. Returns how many lines were not written
+    /// whole (the caller counts them): the log never stops the daemon from serving.
+    public func append(lines: some Collection<String>) -> Int {
+        state.withLock { state in
+            var failed = 0
+            var chunk: [UInt8] = []
+            chunk.reserveCapacity(lines.reduce(0) { $0 + $1.utf8.count })
+            var chunkLines = 0
+            func writeChunk() {
+                guard !chunk.isEmpty else { return }
+                let written = chunk.withUnsafeBytes { write(state.descriptor, $0.baseAddress, $0.count) }
+                if written > 0 { state.size += written }
+                // Lines cut short by a partial write (a full disk) were not written whole.
+                let whole = written <= 0 ? 0 : chunk[..<written].reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+                failed += chunkLines - whole
+                chunk.removeAll(keepingCapacity: true)
+                chunkLines = 0
             }
-            guard state.descriptor >= 0 else { return false }
-            let written = bytes.withUnsafeBytes { write(state.descriptor, $0.baseAddress, $0.count) }
-            if written > 0 { state.size += written }
-            return written == bytes.count
+            for line in lines {
+                let count = line.utf8.count
+                let size = state.size + chunk.count
+                if size > 0 && size + count > maxBytes {
+                    writeChunk()
+                    if state.descriptor >= 0 { close(state.descriptor) }
+                    Self.shiftRotated(path)
+                    rename(path, path + ".1")
+                    if let (descriptor, size) = try? Self.open(path) {
+                        state = State(descriptor: descriptor, size: size)
+                    } else {
+                        state.descriptor = -1
+                    }
+                }
+                guard state.descriptor >= 0 else {
+                    failed += 1
+                    continue
+                }
+                chunk.append(contentsOf: line.utf8)
+                chunkLines += 1
+            }
+            writeChunk()
+            return failed
         }
     }
 

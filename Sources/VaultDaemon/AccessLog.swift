@@ -19,11 +19,13 @@ import Glibc
 /// named by `JOURNAL_STREAM`), else to a size-capped, rotated file,
 /// `$XDG_STATE_HOME/sortedvault/access.log`, that `sortedvault log` shows.
 ///
-/// A call formats its line and hands it to one writer task, which writes the lines in order off
-/// the request path, each as soon as it gets it; ``flush()`` returns once every line handed over
-/// before it is written, and ``close()`` (at shutdown) writes the rest. A line is never dropped
-/// silently: one that finds the writer's buffer full, or whose write fails, is counted in
-/// ``failedWrites``.
+/// A call formats its line and adds it to the pending lines; one writer task writes them in order
+/// off the request path, in batches: the first line of a batch wakes it, it lets the batch gather
+/// for ``batchWindow`` (100 ms) and writes it with one `write`, then sleeps until the next line. A
+/// burst of calls wakes it once, and an idle log arms no timer. A full batch (``batchLines``),
+/// ``flush()`` and ``close()`` (at shutdown) end the wait at once; ``flush()`` returns once every line
+/// added before it is written. A line is never dropped silently: one that finds ``bufferedLines``
+/// waiting, or whose write fails, is counted in ``failedWrites``.
 ///
 /// ```
 /// 2026-11-22T18:40:01Z allowed uid=1000 gid=1000 pid=4242 exe="/usr/bin/curl" operation=retrieve service="com.example.api" decision="allowed by rule owner-full-access (access.toml:2)"
@@ -36,16 +38,39 @@ final class AccessLog: Sendable {
 
     let destination: Destination
     private let clock: any VaultClock
-    /// Lines waiting for the writer, at most ``bufferedLines``.
-    private let lines: AsyncStream<Entry>.Continuation
+    /// Lines waiting for the writer, at most ``bufferedLines``, and what it is to do next.
+    private let pending = Locked(Pending())
     private let writer: Task<Void, Never>
     private let failures: Locked<Int>
     /// Lines a burst may queue ahead of the writer before further lines are counted as failed.
     static let bufferedLines = 4096
+    /// A batch this long is written at once, without waiting for the rest of its window.
+    static let batchLines = 256
+    /// How long the first line of a batch waits for others: the most a line waits to be written.
+    static let batchWindow: Duration = .milliseconds(100)
 
-    private enum Entry: Sendable {
-        case line(String)
-        case flush(CheckedContinuation<Void, Never>)
+    private struct Pending {
+        var lines: [String] = []
+        /// Callers of ``flush()`` waiting for the lines added before them.
+        var flushes: [CheckedContinuation<Void, Never>] = []
+        /// ``close()`` was called: no line is added any more, and the writer ends once it wrote the rest.
+        var closed = false
+        /// The writer ended: a flush has nothing to wait for.
+        var finished = false
+        /// Write without waiting for the window: a full batch, a flush or close asked for it.
+        var now = false
+        /// The writer, when it waits for a first line.
+        var idle: CheckedContinuation<Void, Never>?
+        /// The writer's wait for the window, when it waits; cancelled to end it early.
+        var window: Task<Void, Never>?
+
+        /// Wakes the writer and ends its window: the caller resumes and cancels what this returns,
+        /// outside the lock.
+        mutating func hurry() -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) {
+            now = true
+            defer { idle = nil }
+            return (idle, window)
+        }
     }
     /// The last timestamp written and its second, so a line costs no date formatting.
     private let lastStamp = Locked<(seconds: Int, text: String)>((-1, ""))
@@ -73,43 +98,99 @@ final class AccessLog: Sendable {
     /// How services are named (``LogNames``): pseudonyms by default in the daemon.
     let names: LogNames
 
-    init(destination: Destination, clock: any VaultClock, names: LogNames = .plain) {
+    /// `batchClock` times the batch window. The daemon gives it the real clock even under a test
+    /// clock: the window bounds how late a line reaches the disk, which a reader sees in real time.
+    init(destination: Destination, clock: any VaultClock, names: LogNames = .plain,
+         batchClock: any Clock<Duration> = ContinuousClock()) {
         self.destination = destination
         self.clock = clock
         self.names = names
         let failures = Locked(0)
-        let (stream, lines) = AsyncStream.makeStream(of: Entry.self, bufferingPolicy: .bufferingOldest(Self.bufferedLines))
         self.failures = failures
-        self.lines = lines
-        writer = Task.detached {
-            for await entry in stream {
-                switch entry {
-                case .line(let line):
-                    if !Self.write(line, to: destination) { failures.withLock { $0 += 1 } }
-                case .flush(let done):
-                    done.resume()
-                }
-            }
+        writer = Task.detached { [pending] in
+            await Self.writeBatches(pending, to: destination, failures: failures, clock: batchClock)
         }
     }
 
     deinit {
-        lines.finish()
+        let (idle, window) = pending.withLock { pending in
+            pending.closed = true
+            return pending.hurry()
+        }
+        idle?.resume()
+        window?.cancel()
     }
 
-    /// Lines not written: the writer's buffer was full, the write failed, or the log was closed.
-    var failedWrites: Int { failures.withLock { $0 } }
-
-    /// Returns once every line handed to the writer before this call is written (or counted as failed).
-    func flush() async {
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            guard case .enqueued = lines.yield(.flush(done)) else { return done.resume() }
+    /// The writer: waits for a first line, lets the batch gather for ``batchWindow`` unless told to
+    /// hurry, writes every pending line in one go and answers the flushes that came before them;
+    /// after ``close()``, once it wrote the rest, it ends.
+    private static func writeBatches(_ pending: Locked<Pending>, to destination: Destination, failures: Locked<Int>,
+                                     clock: any Clock<Duration>) async {
+        while true {
+            await withCheckedContinuation { (wake: CheckedContinuation<Void, Never>) in
+                let ready = pending.withLock { pending in
+                    guard pending.lines.isEmpty && pending.flushes.isEmpty && !pending.closed else { return true }
+                    pending.idle = wake
+                    return false
+                }
+                if ready { wake.resume() }
+            }
+            let window: Task<Void, Never>? = pending.withLock { pending in
+                guard !pending.now else { return nil }
+                pending.window = Task { try? await SleeperClock.sleep(for: batchWindow, on: clock) }
+                return pending.window
+            }
+            await window?.value
+            let (lines, flushes, closed) = pending.withLock { pending in
+                defer {
+                    pending.lines.removeAll(keepingCapacity: true)
+                    pending.flushes = []
+                    pending.now = false
+                    pending.window = nil
+                }
+                return (pending.lines, pending.flushes, pending.closed)
+            }
+            let failed = write(lines, to: destination)
+            if failed > 0 { failures.withLock { $0 += failed } }
+            for done in flushes { done.resume() }
+            guard closed else { continue }
+            // Flushes that came while the last batch was written have nothing more to wait for.
+            let late = pending.withLock { pending in
+                pending.finished = true
+                defer { pending.flushes = [] }
+                return pending.flushes
+            }
+            for done in late { done.resume() }
+            return
         }
     }
 
-    /// Writes every line handed over so far and stops the writer; later lines are counted as failed.
+    /// Lines not written: more than ``bufferedLines`` were waiting, the write failed, or the log was closed.
+    var failedWrites: Int { failures.withLock { $0 } }
+
+    /// Returns once every line added before this call is written (or counted as failed).
+    func flush() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let (finished, idle, window) = pending.withLock { pending in
+                guard !pending.finished else { return (true, nil as CheckedContinuation<Void, Never>?, nil as Task<Void, Never>?) }
+                pending.flushes.append(done)
+                let (idle, window) = pending.hurry()
+                return (false, idle, window)
+            }
+            if finished { return done.resume() }
+            idle?.resume()
+            window?.cancel()
+        }
+    }
+
+    /// Writes every line added so far and stops the writer; later lines are counted as failed.
     func close() async {
-        lines.finish()
+        let (idle, window) = pending.withLock { pending in
+            pending.closed = true
+            return pending.hurry()
+        }
+        idle?.resume()
+        window?.cancel()
         await writer.value
     }
 
@@ -216,21 +297,35 @@ final class AccessLog: Sendable {
         emit(line)
     }
 
+    /// Adds a line for the writer: the first of a batch wakes it, a full batch ends its window.
     private func emit(_ line: String) {
-        guard case .enqueued = lines.yield(.line(line)) else {
-            failures.withLock { $0 += 1 }
-            return
+        let (added, idle, window) = pending.withLock { pending -> (Bool, CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
+            guard !pending.closed, pending.lines.count < Self.bufferedLines else { return (false, nil, nil) }
+            pending.lines.append(line)
+            if pending.lines.count >= Self.batchLines {
+                let (idle, window) = pending.hurry()
+                return (true, idle, window)
+            }
+            defer { pending.idle = nil }
+            return (true, pending.idle, nil)
         }
+        guard added else { return failures.withLock { $0 += 1 } }
+        idle?.resume()
+        window?.cancel()
     }
 
-    /// Writes one line where the log goes; false when it was not written whole.
-    private static func write(_ line: String, to destination: Destination) -> Bool {
+    /// Writes a batch where the log goes, with one `write`; returns how many lines were not written whole.
+    private static func write(_ lines: [String], to destination: Destination) -> Int {
+        guard !lines.isEmpty else { return 0 }
         switch destination {
         case .journal:
-            let bytes = Array(("sortedvault access: " + line).utf8)
-            return bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) } == bytes.count
+            // journald splits the stream at newlines: each line keeps its own prefix.
+            var bytes: [UInt8] = []
+            for line in lines { bytes += "sortedvault access: ".utf8; bytes += line.utf8 }
+            let written = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+            return written == bytes.count ? 0 : lines.count
         case .file(let file):
-            return file.append(line)
+            return file.append(lines: lines)
         }
     }
 
