@@ -75,6 +75,9 @@ extension ImportNaming {
                          label: "Python keyring: \(url)")
     }
 
+    /// libsecret's `SECRET_SCHEMA_IDENTIFIER_GENERIC`: the schema of an item stored under none.
+    static let genericSchema = "org.freedesktop.Secret.Generic"
+
     /// Where an item of the desktop keyring goes, by the attributes the tool that stored it set:
     /// - git-credential-libsecret (`xdg:schema` `org.git.Password`: protocol, server, port, path,
     ///   user) where git's helper, ours, asks;
@@ -82,10 +85,12 @@ extension ImportNaming {
     ///   username) where our Python keyring backend asks;
     /// - anything else with a `service` attribute (secret-tool's habit, ours): that service, and
     ///   `account`, `username` or `user` as the account (empty when none);
-    /// - the rest: service `keyring:SCHEMA` (`keyring:item` without one), the item's label as account.
+    /// - the rest: service `keyring:SCHEMA` (`keyring:item` without one, or with libsecret's generic
+    ///   one, which gnome-keyring may report for an item stored under none), the item's label as
+    ///   account.
     public static func destination(forKeyringItem label: String, attributes: [String: String]) throws -> VaultDestination {
         do {
-            let schema = attributes["xdg:schema"]
+            let schema = attributes["xdg:schema"].flatMap { $0 == genericSchema ? nil : $0 }
             if schema == "org.git.Password", let scheme = attributes["protocol"], let server = attributes["server"] {
                 let host = server + (attributes["port"].map { ":\($0)" } ?? "")
                 return try gitDestination(scheme: scheme, host: host, path: attributes["path"], user: attributes["user"])
