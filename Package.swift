@@ -170,7 +170,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "VaultPolicy"),
+        // The policy engine; its list of operations comes from the interface files' @operation tags.
+        .target(name: "VaultPolicy", plugins: ["GenerateInterfaceCode"]),
         .target(name: "CLinuxShims"),
         .executableTarget(
             name: "varlink-certification-server",
@@ -196,7 +197,9 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]
+            ],
+            // The server protocol and dispatcher of each interface, with every method's policy check.
+            plugins: ["GenerateInterfaceCode"]
         ),
         // The typed API in the vault's own terms, for both ends of the socket: the async client apps
         // use (`VaultClient`, `SessionClient`, the async face of VaultAPI's blocking `WireConnection`), the
@@ -306,6 +309,7 @@ let package = Package(
             dependencies: [
                 "VaultClient", "VaultDaemon", "VaultAPI", "Varlink", "VaultCore", "VaultCrypto", "VaultTesting",
                 "VaultSession", "VaultOAuthHTTP", "Vault", "VaultSQLite", "VaultPolicy", "TestSupport", "SortedVault", "AccessLogFile",
+                "VarlinkIDL",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),

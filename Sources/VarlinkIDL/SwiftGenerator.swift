@@ -9,6 +9,8 @@
 ///   `WireLimits.limit` bytes decoded.
 /// - `@handwritten` above a method: its Swift type is written by hand (its request does not fit
 ///   the IDL's types); only its name and its secrets are generated.
+/// - `@operation`, `@service`, `@activity` and `@lists` above a method: what it means to the
+///   daemon's policy (``MethodRole``); each method's type carries its `operation`.
 ///
 /// Anything else the generator cannot express fails with the IDL line and column, so that an
 /// unsupported construct is a build error rather than a silently wrong codec.
@@ -24,6 +26,9 @@ public enum SwiftGenerator {
         var generator = Generator(interface: interface)
         return try generator.run(file: file, fileName: fileName)
     }
+
+    /// `text` as a Swift string literal (the IDL's names need no escapes).
+    static func quotedString(_ text: String) -> String { "\"" + text + "\"" }
 
     static func capitalized(_ name: String) -> String {
         guard let first = name.first else { return name }
@@ -59,6 +64,8 @@ private struct Generator {
     var namedIsEnum: [String: Bool] = [:]
     var namedFields: [String: [IDLField]] = [:]
     var out: [String] = []
+    /// Each method's role, by method name.
+    var roles: [String: MethodRole] = [:]
 
     init(interface: IDLInterface) {
         self.interface = interface
@@ -192,6 +199,7 @@ private struct Generator {
     // MARK: Output
 
     mutating func run(file: [UInt8], fileName: String) throws(IDLError) -> String {
+        for method in try interface.methodRoles() { roles[method.member.name] = method.role }
         line(0, "// Generated from interfaces/\(fileName) at build time by the VarlinkIDL tool. Do not edit:")
         line(0, "// change the interface file.")
         line(0)
@@ -253,6 +261,15 @@ private struct Generator {
         for member in methods {
             line(2, "case \(Self.identifier(SwiftGenerator.lowerCamel(member.name))) = \(Self.quoted(interface.name + "." + member.name))")
         }
+        line(0)
+        line(2, "/// The policy operation the daemon checks the call as (the method's operation tag).")
+        line(2, "public var operation: String {")
+        line(3, "switch self {")
+        for member in methods {
+            line(3, "case .\(Self.identifier(SwiftGenerator.lowerCamel(member.name))): \(Self.quoted(roles[member.name]!.operation))")
+        }
+        line(3, "}")
+        line(2, "}")
         line(1, "}")
     }
 
@@ -332,6 +349,8 @@ private struct Generator {
         doc(1, member.doc)
         line(1, "public enum \(member.name): VarlinkMethod {")
         line(2, "public static let name = \(swiftName).name + \(Self.quoted("." + member.name))")
+        line(2, "/// The policy operation the daemon checks the call as.")
+        line(2, "public static let operation = \(Self.quoted(roles[member.name]!.operation))")
         if Self.isHandwritten(member) {
             line(1, "}")
             return

@@ -1,19 +1,48 @@
 import Foundation  // a build tool (the IDL generator), never installed: FileHandle and file writing of full Foundation
 
-/// VarlinkIDL OUTPUT-DIRECTORY FILE…: for each interface FILE (`org.sortedvault.vault.varlink`)
-/// writes its Swift face to OUTPUT-DIRECTORY/org.sortedvault.vault.swift (see ``SwiftGenerator``),
-/// after checking it against the varlink IDL grammar. Run by the GenerateInterfaceCode build-tool
-/// plugin; a fault is a build error at the IDL's line and column.
-let arguments = CommandLine.arguments.dropFirst()
+/// VarlinkIDL [--server | --operations] OUTPUT-DIRECTORY FILE…: checks each interface FILE
+/// (`org.sortedvault.vault.varlink`) against the varlink IDL grammar and its tags, then writes
+///
+/// - by default, its Swift face to OUTPUT-DIRECTORY/org.sortedvault.vault.swift (``SwiftGenerator``);
+/// - with `--server`, the daemon's protocol and dispatcher to org.sortedvault.vault.server.swift
+///   (``ServerGenerator``);
+/// - with `--operations`, the policy's operation lists of all the files to Operations.swift
+///   (``OperationsGenerator``).
+///
+/// Run by the GenerateInterfaceCode build-tool plugin; a fault is a build error at the IDL's line
+/// and column.
+enum Mode: String { case types, server, operations }
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+var mode = Mode.types
+if let flag = arguments.first, flag.hasPrefix("--") {
+    guard let chosen = Mode(rawValue: String(flag.dropFirst(2))), chosen != .types else {
+        FileHandle.standardError.write(Data("VarlinkIDL: unknown option \(flag)\n".utf8))
+        exit(64)
+    }
+    mode = chosen
+    arguments.removeFirst()
+}
 guard let output = arguments.first, arguments.count >= 2 else {
-    FileHandle.standardError.write(Data("usage: VarlinkIDL OUTPUT-DIRECTORY FILE...\n".utf8))
+    FileHandle.standardError.write(Data("usage: VarlinkIDL [--server | --operations] OUTPUT-DIRECTORY FILE...\n".utf8))
     exit(64)
 }
+
+/// Writes `source` to OUTPUT-DIRECTORY/`name` only when it changed, so that an unchanged
+/// interface does not rebuild the target.
+func write(_ source: String, named name: String) throws {
+    let destination = URL(fileURLWithPath: output).appending(path: name).path
+    if (try? String(contentsOfFile: destination, encoding: .utf8)) != source {
+        try source.write(toFile: destination, atomically: true, encoding: .utf8)
+    }
+}
+
+var interfaces: [IDLInterface] = []
 for path in arguments.dropFirst() {
     let url = URL(fileURLWithPath: path)
     let stem = url.deletingPathExtension().lastPathComponent
     let bytes = try [UInt8](Data(contentsOf: url))
-    let source: String
+    let source: String?
     do throws(IDLError) {
         let text = String(decoding: bytes, as: UTF8.self)
         let interface = try VarlinkIDL.parse(text)
@@ -21,14 +50,21 @@ for path in arguments.dropFirst() {
         guard stem == interface.name else {
             throw IDLError(line: 1, column: 1, message: "the file is named \(url.lastPathComponent), the interface \(interface.name)")
         }
-        source = try SwiftGenerator.generate(interface, file: bytes, fileName: url.lastPathComponent)
+        switch mode {
+        case .types: source = try SwiftGenerator.generate(interface, file: bytes, fileName: url.lastPathComponent)
+        case .server: source = try ServerGenerator.generate(interface, fileName: url.lastPathComponent)
+        case .operations:
+            _ = try interface.methodRoles()
+            source = nil
+        }
+        interfaces.append(interface)
     } catch {
         FileHandle.standardError.write(Data("\(path):\(error.line):\(error.column): error: \(error.message)\n".utf8))
         exit(1)
     }
-    // Write only when changed, so that an unchanged interface does not rebuild the target.
-    let destination = URL(fileURLWithPath: output).appending(path: stem + ".swift").path
-    if (try? String(contentsOfFile: destination, encoding: .utf8)) != source {
-        try source.write(toFile: destination, atomically: true, encoding: .utf8)
-    }
+    if let source { try write(source, named: stem + (mode == .server ? ".server.swift" : ".swift")) }
+}
+if mode == .operations {
+    // Every file's methods were checked above: combining them cannot fail.
+    try write(OperationsGenerator.generate(interfaces), named: "Operations.swift")
 }

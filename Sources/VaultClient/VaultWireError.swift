@@ -10,24 +10,10 @@ extension VarlinkError {
     }
 }
 
-/// Maps `VaultError` to the interface's varlink errors and back, so that a client sees the same
-/// `VaultError.Code` it would get from an in-process store. NotFound and Locked never mix.
+/// Reads the interface's error replies back into `VaultError`, so that a client sees the same
+/// `VaultError.Code` it would get from an in-process store (the daemon writes them:
+/// `VaultService.errorReply(for:item:)`). NotFound and Locked never mix.
 public enum VaultWireError {
-    /// The varlink error for a vault error. Reasons are safe to send: they never hold secrets.
-    public static func encode(_ error: VaultError, key: ItemKey? = nil) -> VarlinkError {
-        typealias I = VaultInterface
-        switch error.code {
-        case .notFound: return VarlinkError(I.NotFound(service: key?.service ?? "", account: key?.account ?? ""))
-        case .locked: return VarlinkError(I.Locked(reason: error.reason))
-        case .invalidArgument: return VarlinkError(I.InvalidParameter(parameter: "", reason: error.reason))
-        case .wrongPassphrase: return VarlinkError(I.WrongPassphrase())
-        case .integrityFailure: return VarlinkError(I.IntegrityFailure(reason: error.reason))
-        case .permissionDenied: return VarlinkError(I.PermissionDenied(operation: ""))
-        case .keySourceRejected, .notInitialized, .alreadyInitialized, .unsupportedFormat, .kdfCostOutOfBounds:
-            return VarlinkError(I.Unsupported(reason: error.reason))
-        default: return VarlinkError(I.StorageFailure(reason: error.reason))
-        }
-    }
 
     /// The vault error a client reports for a varlink error reply (``ErrorReply/vault(_:_:as:)``).
     public static func decode(_ name: String, _ parameters: [String: JSONValue]) -> VaultError {

@@ -1,5 +1,6 @@
 import Logging
 import Varlink
+import VaultAPI
 import VaultPolicy
 import VaultClient
 
@@ -55,9 +56,10 @@ struct AccessControl: Sendable {
             logger.debug("access allowed", metadata: metadata)
         } else {
             logger.notice("access denied", metadata: metadata)
-            var parameters: [String: JSONValue] = ["operation": .string(operation)]
-            if let service { parameters["service"] = .string(service) }
-            throw VarlinkError(name: interface + ".PermissionDenied", parameters: parameters)
+            if interface == SessionInterface.name {
+                throw VarlinkError(SessionInterface.PermissionDenied(operation: operation, service: service))
+            }
+            throw VarlinkError(VaultInterface.PermissionDenied(operation: operation, service: service))
         }
     }
 

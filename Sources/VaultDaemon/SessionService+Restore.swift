@@ -8,15 +8,13 @@ import VaultSession
 
 /// `Restore`: a login from a backup, put back through the session manager as a new login.
 extension SessionService {
-    func restore(_ request: SessionInterface.Restore.Request, peer: PeerCredentials) throws -> VarlinkAnswer {
+    func restore(_ request: SessionInterface.Restore.Request, call: DaemonCall) throws -> Answer<SessionInterface.Restore.Reply> {
         let key = try VaultInterface.ItemName(service: request.login.service, account: request.login.account).key()
-        try access.require(peer, "session.restore", service: key.service, interface: name)
-        activity.touch()
         let session = try LoginSession(backup: request.login)
         let replace = request.replace == true
-        return .task {
+        return .later {
             let outcome = try await self.sessions.restore(session, for: key, replace: replace)
-            return .typed(SessionInterface.Restore.Reply(outcome: SessionInterface.RestoreOutcome(outcome)))
+            return SessionInterface.Restore.Reply(outcome: SessionInterface.RestoreOutcome(outcome))
         }
     }
 }

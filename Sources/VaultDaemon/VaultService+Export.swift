@@ -15,11 +15,13 @@ extension VaultService {
     /// client's 16 MiB frame limit whatever the vault holds.
     static let exportPartBytes = 256 * 1024
 
-    func export(_ request: VaultInterface.Export.Request, more: Bool, context: VarlinkCallContext) async throws -> VarlinkReply {
-        guard more else { throw VarlinkError.expectedMore }
-        let peer = context.peer
-        try access.require(peer, "export", service: nil)
-        activity.touch()
+    func export(_ request: VaultInterface.Export.Request, call: DaemonCall) throws -> Answer<VaultInterface.Export.Reply> {
+        guard call.more else { throw VarlinkError.expectedMore }
+        return .later { try await self.export(request, peer: call.peer, context: call.context) }
+    }
+
+    private func export(_ request: VaultInterface.Export.Request, peer: PeerCredentials,
+                        context: VarlinkCallContext) async throws -> VaultInterface.Export.Reply {
         let recipients = try Self.recipients(request)
         let (items, logins) = try await backupRecords()
         var writer = BackupDocument.Writer(header: .init(
@@ -34,7 +36,7 @@ extension VaultService {
         let file = try await exportTurn.withLock(0) {
             try await threadPool.runIfActive { try AgeEncryptor(recipients: recipients).seal(plaintext, armored: armored) }
         }
-        access.accessLog?.recordOwnerNote(peer, operation: "export", note:
+        access.accessLog?.recordOwnerNote(peer, operation: VaultInterface.Export.operation, note:
             "sealed a backup of \(items.count) item(s) and \(logins.count) login(s) for "
             + recipients.map(Self.fingerprint).joined(separator: ", "))
         var offset = 0
@@ -43,7 +45,7 @@ extension VaultService {
             try await context.reply(.typed(VaultInterface.Export.Reply(part: part, items: Int64(items.count), logins: Int64(logins.count))))
             offset += Self.exportPartBytes
         }
-        return .typed(VaultInterface.Export.Reply(part: Self.base64(file[offset...]), items: Int64(items.count), logins: Int64(logins.count)))
+        return VaultInterface.Export.Reply(part: Self.base64(file[offset...]), items: Int64(items.count), logins: Int64(logins.count))
     }
 
     /// A passphrase or X25519 recipients, one of the two.

@@ -11,12 +11,10 @@ import VaultClient
 import VaultSecretService
 import VaultSession
 
-/// The daemon's `org.sortedvault.vault` interface: one dispatch point that checks the caller against
-/// the access policy, validates every parameter, and answers with the interface's own errors.
-final class VaultService: VarlinkInterface {
-    let name = VaultInterfaceDescription.name
-    let interfaceDescription = VaultInterfaceDescription.text
-
+/// The daemon's `org.sortedvault.vault` interface: the methods' bodies. The generated dispatcher
+/// (``VaultInterfaceServer``) checks each call against the access policy before its body runs,
+/// and answers with the interface's own errors.
+final class VaultService: VaultInterfaceServer {
     /// The local vault; nil for a fleet daemon (`backend = "postgresql"`), whose store has no lock,
     /// passphrase or key slots (those calls answer `Unsupported`).
     let vault: EncryptedVault?
@@ -66,57 +64,37 @@ final class VaultService: VarlinkInterface {
         }
     }
 
-    /// Every secret parameter of the interface's calls, diverted from the frame into secure memory.
-    var secretParameters: VarlinkSecretParameters? { .decoding(VaultInterface.callSecrets) }
-
     /// The key of an item call; sortedvault's own records (logins) are not items a client may touch.
     func clientKey(_ name: VaultInterface.ItemName) throws -> ItemKey {
         let key = try name.key()
-        if key.isReserved {
-            throw VaultError.invalidArgument(
-                "services starting with \"\(ItemKey.reservedServicePrefix)\" are reserved for sortedvault's own records; logins are reached through `sortedvault session` (org.sortedvault.session)")
-        }
+        if key.isReserved { throw Self.reserved }
         return key
     }
 
-    /// One body per method. Retrieve, List and Status answer now from the vault's immediate reads
-    /// when those can (the vault itself holds the items, and the read needs no waiting); otherwise,
-    /// and for every other method, the answer is a task.
-    func handle(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkAnswer {
-        let peer = context.peer
-        return try .daemon(call, interface: name, encode: { VaultWireError.encode($0, key: $1) }) {
-            (method: VaultInterface.Method, parameters) in
-            // The generated method list: a method added to the interface file is a build error here
-            // until it has its case.
-            switch method {
-            case .store:
-                let request = try VaultInterface.Store.Request(from: parameters)
-                return .task { try await self.store(request, peer: peer) }
-            case .retrieve: return try retrieve(.init(from: parameters), peer: peer)
-            case .delete:
-                let request = try VaultInterface.ItemName(from: parameters)
-                return .task { try await self.delete(request, peer: peer) }
-            case .exists: return try exists(.init(from: parameters), peer: peer)
-            case .list: return try list(.init(from: parameters), peer: peer)
-            case .logNames: return .task { try await self.logNames(peer: peer) }
-            case .status: return try status(peer: peer)
-            case .unlock: return .task { try await self.unlock(parameters, peer: peer) }
-            case .lock: return .task { try await self.lock(peer: peer) }
-            case .changePassphrase: return .task { try await self.changePassphrase(parameters, peer: peer) }
-            case .export:
-                let request = try VaultInterface.Export.Request(from: parameters)
-                return .task { try await self.export(request, more: call.more, context: context) }
-            }
+    /// An item call's service, checked before the policy: sortedvault's own records are refused,
+    /// except to a listing, which shows none of them.
+    func checkedService(_ name: String, parameter: String, method: String) throws -> String {
+        let service = try VaultInterface.ItemName.checked(name, parameter: parameter)
+        if method != VaultInterface.Method.list.rawValue, service.utf8.starts(with: ItemKey.reservedServicePrefix.utf8) {
+            throw Self.reserved
         }
+        return service
+    }
+
+    static var reserved: VaultError {
+        .invalidArgument("services starting with \"\(ItemKey.reservedServicePrefix)\" are reserved for sortedvault's own records; logins are reached through `sortedvault session` (org.sortedvault.session)")
     }
 
     // MARK: Items
 
-    private func store(_ request: VaultInterface.Store.Request, peer: PeerCredentials) async throws -> VarlinkReply {
+    func store(_ request: VaultInterface.Store.Request, call: DaemonCall) throws -> Answer<NoParameters> {
         let key = try clientKey(.init(service: request.service, account: request.account))
-        try access.require(peer, "store", service: key.service)
-        var options = try request.options()
-        activity.touch()
+        let options = try request.options()
+        return .completing { try await self.store(request, key: key, options: options) }
+    }
+
+    private func store(_ request: VaultInterface.Store.Request, key: ItemKey, options: StoreOptions) async throws {
+        var options = options
         if request.keep == true, request.label == nil || request.attributes == nil || request.expires == nil,
            let stored = try await items.list(service: key.service).first(where: { $0.key == key }) {
             // What the call does not give, the replaced item keeps (read before the write: a store
@@ -126,58 +104,48 @@ final class VaultService: VarlinkInterface {
                                        expiresAt: request.expires == nil ? stored.expiresAt : options.expiresAt)
         }
         try await items.store(request.secret, for: key, options: options)
-        return [:]
     }
 
-    private func retrieve(_ request: VaultInterface.ItemName, peer: PeerCredentials) throws -> VarlinkAnswer {
+    func retrieve(_ request: VaultInterface.ItemName, call: DaemonCall) throws -> Answer<VaultInterface.Retrieve.Reply> {
         let key = try clientKey(request)
-        try access.require(peer, "retrieve", service: key.service)
-        activity.touch()
-        let reply = { @Sendable (item: RetrievedItem) -> VarlinkReply in
-            .typed(VaultInterface.Retrieve.Reply(secret: item.secret, item: .init(item.metadata)))
-        }
-        if let item = try immediateReads?.retrieveNow(key) { return .reply(reply(item)) }
-        return .task { reply(try await self.items.retrieve(key)) }
+        let reply = { @Sendable (item: RetrievedItem) in VaultInterface.Retrieve.Reply(secret: item.secret, item: .init(item.metadata)) }
+        if let item = try immediateReads?.retrieveNow(key) { return .now(reply(item)) }
+        return .later { reply(try await self.items.retrieve(key)) }
     }
 
-    private func delete(_ request: VaultInterface.ItemName, peer: PeerCredentials) async throws -> VarlinkReply {
+    func delete(_ request: VaultInterface.ItemName, call: DaemonCall) throws -> Answer<NoParameters> {
         let key = try clientKey(request)
-        try access.require(peer, "delete", service: key.service)
-        activity.touch()
-        try await items.delete(key)
-        return [:]
+        return .completing { try await self.items.delete(key) }
     }
 
     /// Whether the item exists: the service's metadata, never a secret. The policy asks "list" for
     /// the service, because the answer tells what that service's listing tells.
-    private func exists(_ request: VaultInterface.Exists.Request, peer: PeerCredentials) throws -> VarlinkAnswer {
+    func exists(_ request: VaultInterface.Exists.Request, call: DaemonCall) throws -> Answer<VaultInterface.Exists.Reply> {
         let key = try clientKey(.init(service: request.service, account: request.account))
-        try access.require(peer, "list", service: key.service)
-        activity.touch()
-        let reply = { @Sendable (items: [ItemMetadata]) -> VarlinkReply in
-            .typed(VaultInterface.Exists.Reply(exists: items.contains { $0.key == key }))
-        }
-        if let items = try immediateReads?.listNow(service: key.service) { return .reply(reply(items)) }
-        return .task { reply(try await self.items.list(service: key.service)) }
+        let reply = { @Sendable (items: [ItemMetadata]) in VaultInterface.Exists.Reply(exists: items.contains { $0.key == key }) }
+        if let items = try immediateReads?.listNow(service: key.service) { return .now(reply(items)) }
+        return .later { reply(try await self.items.list(service: key.service)) }
     }
 
-    private func list(_ request: VaultInterface.List.Request, peer: PeerCredentials) throws -> VarlinkAnswer {
-        let service = try request.service.map { try VaultInterface.ItemName.checked($0, parameter: "service") }
-        try access.require(peer, "list", service: service)
-        activity.touch()
+    func list(_ request: VaultInterface.List.Request, call: DaemonCall) throws -> Answer<VaultInterface.List.Reply> {
+        let service = request.service
+        let peer = call.peer
         // Without a service filter, show only the services this caller may list.
-        let reply = { @Sendable [access] (items: [ItemMetadata]) -> VarlinkReply in
-            let visible = items.filter { !$0.key.isReserved && access.allows(peer, "list", service: $0.service) }
-            return .typed(VaultInterface.List.Reply(items: visible.map(VaultInterface.Item.init)))
+        let reply = { @Sendable [access] (items: [ItemMetadata]) in
+            let visible = items.filter { !$0.key.isReserved && access.allows(peer, VaultInterface.List.operation, service: $0.service) }
+            return VaultInterface.List.Reply(items: visible.map(VaultInterface.Item.init))
         }
-        if let items = try immediateReads?.listNow(service: service) { return .reply(reply(items)) }
-        return .task { reply(try await self.items.list(service: service)) }
+        if let items = try immediateReads?.listNow(service: service) { return .now(reply(items)) }
+        return .later { reply(try await self.items.list(service: service)) }
     }
 
     /// The pseudonyms the logs write for the services this caller may list, with their names:
     /// the items and logins of the vault or the fleet's database (items kept in the desktop keyring are listed too).
-    private func logNames(peer: PeerCredentials) async throws -> VarlinkReply {
-        try access.require(peer, "list", service: nil)
+    func logNames(_ request: NoParameters, call: DaemonCall) throws -> Answer<VaultInterface.LogNames.Reply> {
+        .later { try await self.logNames(peer: call.peer) }
+    }
+
+    private func logNames(peer: PeerCredentials) async throws -> VaultInterface.LogNames.Reply {
         guard let key = access.names.currentKey() else { throw VaultError.locked }
         var services = Set<String>()
         for item in try await ownRecords.list(service: nil) {
@@ -191,34 +159,34 @@ final class VaultService: VarlinkInterface {
             for item in try await items.list(service: nil) { services.insert(item.service) }
         }
         var names: [String: String] = [:]
-        for service in services where access.allows(peer, "list", service: service) {
+        for service in services where access.allows(peer, VaultInterface.LogNames.operation, service: service) {
             names[LogNames.pseudonym(service, key: key)] = service
         }
-        return .typed(VaultInterface.LogNames.Reply(names: names))
+        return VaultInterface.LogNames.Reply(names: names)
     }
 
     // MARK: Vault state
 
     /// Status is not activity: it does not hold off the auto-lock. Unlocked, it answers now from the
     /// immediate reads; while locked (the row count) or when those cannot answer, in a task.
-    private func status(peer: PeerCredentials) throws -> VarlinkAnswer {
-        try access.require(peer, "status", service: nil)
+    func status(_ request: NoParameters, call: DaemonCall) throws -> Answer<VaultInterface.Status.Reply> {
+        let peer = call.peer
         guard let vault else {
             // A fleet daemon: never locked, opened by the fleet's key file.
-            return .task {
+            return .later {
                 let own = try await self.items.list(service: nil)
                 var reply = self.statusReply(peer: peer, locked: false, keySources: ["keyfile"], own: own, rowsWhileLocked: 0)
                 // A fleet's revocations wait in the outbox the daemons share, not among the items.
                 if let outbox = self.items as? any RevocationOutbox {
                     reply.queuedRevocations = Int64(try await outbox.revocationBacklog(stuckAfter: .max).pending)
                 }
-                return .typed(reply)
+                return reply
             }
         }
         if !vault.isLockedNow, let keySources = try? vault.keySourceKindsNow(), let own = try? vault.listNow(service: nil) {
-            return .reply(.typed(statusReply(peer: peer, locked: false, keySources: keySources, own: own, rowsWhileLocked: 0)))
+            return .now(statusReply(peer: peer, locked: false, keySources: keySources, own: own, rowsWhileLocked: 0))
         }
-        return .task {
+        return .later {
             let locked = await vault.isLocked
             let keySources = try await vault.keySourceKinds()
             let own: [ItemMetadata]?
@@ -228,7 +196,7 @@ final class VaultService: VarlinkInterface {
                 own = nil
             }
             let rows = own == nil ? try await vault.itemCount() : 0
-            return .typed(self.statusReply(peer: peer, locked: locked, keySources: keySources, own: own, rowsWhileLocked: rows))
+            return self.statusReply(peer: peer, locked: locked, keySources: keySources, own: own, rowsWhileLocked: rows)
         }
     }
 
@@ -249,7 +217,7 @@ final class VaultService: VarlinkInterface {
         reply.policyError = policy.error
         reply.accessLogFailedWrites = access.accessLog.map { Int64($0.failedWrites) }
         if let own {
-            reply.items = Int64(own.filter { !$0.key.isReserved && access.allows(peer, "list", service: $0.service) }.count)
+            reply.items = Int64(own.filter { !$0.key.isReserved && access.allows(peer, VaultInterface.List.operation, service: $0.service) }.count)
             reply.logins = Int64(own.filter { $0.service.hasPrefix(SessionItems.sessionPrefix) }.count)
             reply.queuedRevocations = Int64(own.filter { $0.service == SessionItems.revocationService }.count)
         }
@@ -258,31 +226,31 @@ final class VaultService: VarlinkInterface {
 
     /// With a passphrase: one throttled attempt of this peer. Without: the vault's key file or
     /// keyring key, read afresh (after a `lock` or an auto-lock), unthrottled — nothing is guessed.
-    private func unlock(_ parameters: WireParameters, peer: PeerCredentials) async throws -> VarlinkReply {
-        try access.require(peer, "unlock", service: nil)
+    /// (The policy is checked before the passphrase is even decoded: the method acts on the whole vault.)
+    func unlock(_ request: VaultInterface.Unlock.Request, call: DaemonCall) throws -> Answer<NoParameters> {
         let vault = try localVault("unlock")
-        // The policy is checked before the passphrase is even looked at.
-        guard let passphrase = try VaultInterface.Unlock.Request(from: parameters).passphrase else {
+        return .completing { try await self.unlock(vault, passphrase: request.passphrase, peer: call.peer) }
+    }
+
+    private func unlock(_ vault: EncryptedVault, passphrase: SecureBytes?, peer: PeerCredentials) async throws {
+        guard let passphrase else {
             if await vault.isLocked, let unlockWithoutPassphrase {
                 let kind: String
                 do {
                     kind = try await unlockWithoutPassphrase.unlock()
                 } catch let error as VaultError where error.code == .invalidArgument {
-                    throw VarlinkError(name: name + ".InvalidParameter", parameters: ["parameter": "passphrase", "reason": .string(error.reason)])
+                    throw VarlinkError(VaultInterface.InvalidParameter(parameter: "passphrase", reason: error.reason))
                 }
                 logger.info("vault unlocked", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)", "source": "\(kind)"])
                 onUnlock()
             }
-            activity.touch()
-            return [:]
+            return
         }
-        try await throttled(peer, "unlock") {
+        try await throttled(peer, VaultInterface.Unlock.operation) {
             try await vault.unlock(.passphrase(passphrase))
         }
-        activity.touch()
         logger.info("vault unlocked", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
         onUnlock()
-        return [:]
     }
 
     /// Runs one passphrase check as a reserved attempt of `peer`: refused with `TooManyAttempts`
@@ -291,7 +259,7 @@ final class VaultService: VarlinkInterface {
     private func throttled(_ peer: PeerCredentials, _ operation: String, _ check: () async throws -> Void) async throws {
         let who = UnlockThrottle.Peer(uid: peer.uid, pid: peer.pid)
         guard let attempt = throttle.reserve(for: who) else {
-            throw VarlinkError(name: VaultInterface.Errors.tooManyAttempts, parameters: ["retryAfterSeconds": .double(throttle.retryAfter(for: who))])
+            throw VarlinkError(VaultInterface.TooManyAttempts(retryAfterSeconds: throttle.retryAfter(for: who)))
         }
         do {
             try await check()
@@ -307,11 +275,12 @@ final class VaultService: VarlinkInterface {
         }
     }
 
-    private func lock(peer: PeerCredentials) async throws -> VarlinkReply {
-        try access.require(peer, "lock", service: nil)
-        try await localVault("lock").lock()
-        logger.info("vault locked", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
-        return [:]
+    func lock(_ request: NoParameters, call: DaemonCall) throws -> Answer<NoParameters> {
+        let vault = try localVault("lock")
+        return .completing {
+            try await vault.lock()
+            self.logger.info("vault locked", metadata: ["uid": "\(call.peer.uid)", "pid": "\(call.peer.pid)"])
+        }
     }
 
     /// The local vault, for the calls only it has; a fleet daemon answers them `Unsupported`.
@@ -320,16 +289,16 @@ final class VaultService: VarlinkInterface {
         return vault
     }
 
-    private func changePassphrase(_ parameters: WireParameters, peer: PeerCredentials) async throws -> VarlinkReply {
-        try access.require(peer, "change-passphrase", service: nil)
-        let request = try VaultInterface.ChangePassphrase.Request(from: parameters)
+    func changePassphrase(_ request: VaultInterface.ChangePassphrase.Request, call: DaemonCall) throws -> Answer<NoParameters> {
         guard request.new.count > 0 else { throw VaultError.invalidArgument("the new passphrase must not be empty") }
         let vault = try localVault("change the passphrase of")
-        try await throttled(peer, "change-passphrase") {
-            try await vault.changePassphrase(from: request.old, to: request.new)
+        let peer = call.peer
+        return .completing {
+            try await self.throttled(peer, VaultInterface.ChangePassphrase.operation) {
+                try await vault.changePassphrase(from: request.old, to: request.new)
+            }
+            self.logger.info("passphrase changed", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
         }
-        logger.info("passphrase changed", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
-        return [:]
     }
 }
 

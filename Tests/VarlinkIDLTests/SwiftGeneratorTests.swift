@@ -26,18 +26,34 @@ import VarlinkIDL
         type Label (text: string)
 
         # Gets a box.
+        # @operation get
+        # @service name
+        # @activity
         method Get(name: string) -> (box: Box, labels: []Label)
 
+        # @operation put
         method Put(
           name: string,
           # @secret passphraseBytes
           passphrase: string
         ) -> ()
 
+        # @operation get
+        # @service name
         method Peek(name: string) -> (box: Box, labels: []Label)
 
         # @handwritten
+        # @operation odd
         method Odd(anything: object) -> ()
+
+        # @operation list
+        # @service box.name
+        # @lists
+        method Find(box: ?Box) -> ()
+
+        # @operation put
+        # @service ticket lookup
+        method Claim(ticket: string) -> ()
 
         # No such box.
         error NotFound (name: string)
@@ -91,7 +107,8 @@ import VarlinkIDL
             // One parameter list, one type.
             "public typealias Request = Get.Request",
             "public typealias Reply = Get.Reply",
-            "public enum Odd: VarlinkMethod {\n        public static let name = SmallInterface.name + \".Odd\"\n    }",
+            "public enum Odd: VarlinkMethod {\n        public static let name = SmallInterface.name + \".Odd\"\n        /// The policy operation the daemon checks the call as.\n        public static let operation = \"odd\"\n    }",
+            "case .peek: \"get\"",
             "/// No such box.\n    public struct NotFound: InterfaceError, Equatable {\n        public static let name = SmallInterface.name + \".NotFound\"",
             "public struct Empty: InterfaceError, Equatable {",
             "public static let notFound = NotFound.name",
@@ -104,6 +121,7 @@ import VarlinkIDL
         // Tags steer the code; they are not copied into its comments.
         #expect(!source.contains("@secret"))
         #expect(!source.contains("@handwritten"))
+        #expect(!source.contains("@operation"))
         // No secret is ever declared as text.
         #expect(!source.contains("public var key: String"))
         #expect(!source.contains("public var passphrase: String"))
@@ -123,17 +141,98 @@ import VarlinkIDL
     }
 
     @Test func whatItCannotExpressFailsAtLineAndColumn() {
-        let head = "interface org.example.bad\n"
+        let head = "interface org.example.bad\n# @operation a\n"
         let cases: [(String, IDLError)] = [
-            (head + "method A(x: (y: int)) -> ()", IDLError(line: 2, column: 10, message: "an anonymous struct is not supported here: declare it as a type")),
-            (head + "method A(x: []int) -> ()", IDLError(line: 2, column: 10, message: "the type of 'x' is not supported by the Swift generator")),
-            (head + "method A(\n  # @secret secretBytes\n  x: int\n) -> ()", IDLError(line: 4, column: 3, message: "only a string field can be @secret")),
-            (head + "method A(\n  # @secret\n  x: string\n) -> ()", IDLError(line: 4, column: 3, message: "@secret needs the name of its WireLimits size limit, e.g. @secret secretBytes")),
-            (head + "method A(\n  # @sekret x\n  x: string\n) -> ()", IDLError(line: 4, column: 3, message: "unknown tag '@sekret' on field 'x'")),
-            (head + "type T (\n  # @secret secretBytes\n  s: string\n)\nmethod A(x: []T) -> ()", IDLError(line: 6, column: 10, message: "a secret inside an array or a map is not supported")),
+            (head + "method A(x: (y: int)) -> ()", IDLError(line: 3, column: 10, message: "an anonymous struct is not supported here: declare it as a type")),
+            (head + "method A(x: []int) -> ()", IDLError(line: 3, column: 10, message: "the type of 'x' is not supported by the Swift generator")),
+            (head + "method A(\n  # @secret secretBytes\n  x: int\n) -> ()", IDLError(line: 5, column: 3, message: "only a string field can be @secret")),
+            (head + "method A(\n  # @secret\n  x: string\n) -> ()", IDLError(line: 5, column: 3, message: "@secret needs the name of its WireLimits size limit, e.g. @secret secretBytes")),
+            (head + "method A(\n  # @sekret x\n  x: string\n) -> ()", IDLError(line: 5, column: 3, message: "unknown tag '@sekret' on field 'x'")),
+            (head + "type T (\n  # @secret secretBytes\n  s: string\n)\n# @operation a\nmethod A(x: []T) -> ()", IDLError(line: 8, column: 10, message: "a secret inside an array or a map is not supported")),
         ]
         for (text, expected) in cases {
             #expect(Self.failure(text) == expected, "\(text)")
         }
+    }
+
+    // MARK: What a method means to the daemon
+
+    /// A method without its operation cannot be generated, so it cannot be served: the build
+    /// stops at the method's line and column.
+    @Test func aMethodWithoutItsOperationOrWithABadRoleTagFailsAtItsLine() {
+        let head = "interface org.example.bad\ntype T (name: string, size: int)\n"
+        let cases: [(String, IDLError)] = [
+            (head + "# A method.\nmethod A(x: string) -> ()", IDLError(line: 4, column: 1, message: "method 'A' has no @operation tag: say which policy operation checks it, e.g. '# @operation retrieve' above the method")),
+            (head + "# @operation Retrieve\nmethod A() -> ()", IDLError(line: 4, column: 1, message: "@operation needs a policy operation name of lower-case letters, digits, '.' and '-', e.g. @operation retrieve")),
+            (head + "# @operation a\n# @operation b\nmethod A() -> ()", IDLError(line: 5, column: 1, message: "method 'A' has two @operation tags")),
+            (head + "# @operation a\n# @polcy x\nmethod A() -> ()", IDLError(line: 5, column: 1, message: "unknown tag '@polcy' on method 'A'; a method knows @activity, @handwritten, @lists, @operation, @service")),
+            (head + "# @operation a\n# @service name\nmethod A(service: string) -> ()", IDLError(line: 5, column: 1, message: "@service name: the request has no parameter 'name'")),
+            (head + "# @operation a\n# @service t.size\nmethod A(t: T) -> ()", IDLError(line: 5, column: 1, message: "@service t.size: the service must be a string parameter")),
+            (head + "# @operation a\n# @service x.name\nmethod A(x: string) -> ()", IDLError(line: 5, column: 1, message: "@service x.name: 'x' is not a struct to look into")),
+            (head + "# @operation a\n# @service x lookup\nmethod A(x: ?string) -> ()", IDLError(line: 5, column: 1, message: "@service x lookup: the looked-up parameter must be a required top-level string")),
+            (head + "# @operation a\n# @service\nmethod A(x: string) -> ()", IDLError(line: 5, column: 1, message: "@service needs the parameter that names the service, e.g. @service service, @service login.service or @service flowId lookup")),
+        ]
+        for (text, expected) in cases {
+            #expect(Self.failure(text) == expected, "\(text)")
+            let server = Result { () throws(IDLError) in try ServerGenerator.generate(VarlinkIDL.parse(text), fileName: "bad.varlink") }
+            #expect(throws: expected, "the server generator refuses it too") { try server.get() }
+        }
+    }
+
+    /// Each method's case in the generated `handle` checks the policy for its operation and
+    /// service before the body is called.
+    @Test func theServerChecksEveryMethodsPolicyBeforeItsBody() throws {
+        let source = try ServerGenerator.generate(VarlinkIDL.parse(Self.idl), fileName: "org.example.small.varlink")
+        let expected = [
+            "protocol SmallInterfaceServer: DaemonInterface {",
+            "func get(_ request: SmallInterface.Get.Request, call: DaemonCall) throws -> Answer<SmallInterface.Get.Reply>",
+            "func lookupService(_ value: String, for method: SmallInterface.Method, peer: PeerCredentials) async -> String?",
+            "return try .daemon(varlinkCall, interface: name, encode: { Self.errorReply(for: $0, item: $1) }) {",
+            """
+                        case .get:
+                            let request = try SmallInterface.Get.Request(from: parameters)
+                            let service = try checkedService(request.name, parameter: "name", method: SmallInterface.Method.get.rawValue)
+                            try authorize("get", service: service, activity: true, peer: call.peer)
+                            return try get(request, call: call).varlink
+            """,
+            // Nothing to decode for a check on the whole vault: it comes first.
+            """
+                        case .put:
+                            try authorize("put", service: nil, activity: false, peer: call.peer)
+                            return try put(SmallInterface.Put.Request(from: parameters), call: call).varlink
+            """,
+            """
+                            let service = try (request.box?.name).map { try checkedService($0, parameter: "box.name", method: SmallInterface.Method.find.rawValue) }
+                            try authorize("list", service: service, activity: false, peer: call.peer)
+            """,
+            """
+                            return .task {
+                                let service = await lookupService(request.ticket, for: .claim, peer: call.peer)
+                                try authorize("put", service: service, activity: false, peer: call.peer)
+                                return try await claim(request, call: call).reply()
+                            }
+            """,
+        ]
+        for snippet in expected {
+            #expect(source.contains(snippet), "missing:\n\(snippet)\nin:\n\(source)")
+        }
+        // Every case authorizes before it returns, once.
+        let cases = source.components(separatedBy: "            case .").dropFirst()
+        #expect(cases.count == 6)
+        for text in cases {
+            let check = try #require(text.range(of: "try authorize("), "no policy check in: \(text)")
+            let body = try #require(text.range(of: "return "), "no body in: \(text)")
+            #expect(check.lowerBound < body.lowerBound || text.contains("return .task {\n"), "\(text)")
+            #expect(text.components(separatedBy: "try authorize(").count == 2)
+        }
+    }
+
+    /// The policy's operation names, and which of them act on the whole vault or list, come from
+    /// the methods' tags of every interface.
+    @Test func thePolicysOperationsComeFromTheTags() throws {
+        let source = try OperationsGenerator.generate([VarlinkIDL.parse(Self.idl)])
+        #expect(source.contains(#"public static let knownOperations: [String] = ["get", "put", "odd", "list"]"#), "\(source)")
+        #expect(source.contains(#"public static let vaultWideOperations: Set<String> = ["odd"]"#), "put has a looked-up service")
+        #expect(source.contains(#"public static let listingOperations: Set<String> = ["list"]"#))
     }
 }
