@@ -50,7 +50,12 @@ final class SessionService: SessionInterfaceServer {
     func autoLogin(_ request: SessionInterface.LoginName, call: DaemonCall) throws -> Answer<SessionInterface.LoginOutcome> {
         let key = try request.key()
         if let result = sessions.autoLoginNow(key) { return .now(SessionInterface.LoginOutcome(result)) }
-        return .later { SessionInterface.LoginOutcome(try await self.answerDeadline.bounded { try await self.sessions.autoLogin(key) }) }
+        return .later {
+            // A fleet's login whose token is valid: one read answers (bounded by the store's own
+            // deadline); only a login that needs more takes the refresh road.
+            if let result = await self.sessions.autoLoginRead(key) { return SessionInterface.LoginOutcome(result) }
+            return SessionInterface.LoginOutcome(try await self.answerDeadline.bounded { try await self.sessions.autoLogin(key) })
+        }
     }
 
     func refresh(_ request: SessionInterface.LoginName, call: DaemonCall) throws -> Answer<SessionInterface.LoginOutcome> {

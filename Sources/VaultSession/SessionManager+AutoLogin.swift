@@ -35,4 +35,20 @@ extension SessionManager {
         else { return nil }
         return .valid(AccessGrant(session))
     }
+
+    /// The stored token of ``autoLogin(_:)`` from one read of a store that has no immediate reads
+    /// (a fleet's database: one SELECT, under the store's own deadline), off the actor: no refresh
+    /// flight, no change hints, no key lock. Nil whenever ``autoLogin(_:)`` could do anything but
+    /// return the stored token as it is (as ``autoLoginNow(_:)``), including any error: the refresh
+    /// flight reads again under the login's lock and reports it. A store with immediate reads has
+    /// answered in ``autoLoginNow(_:)`` already: nil, without a read.
+    public nonisolated func autoLoginRead(_ key: ItemKey) async -> AutoLoginResult? {
+        guard readsNow == nil, !hasUncommitted.load(ordering: .acquiring),
+              let itemKey = try? SessionItems.item(for: key), let item = try? await store.retrieve(itemKey),
+              !hasUncommitted.load(ordering: .acquiring),
+              let session = try? LoginSession(sealedRecord: item.secret),
+              session.isValid(at: clock.now, forAtLeast: configuration.minValid)
+        else { return nil }
+        return .valid(AccessGrant(session))
+    }
 }
