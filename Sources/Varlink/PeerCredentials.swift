@@ -69,10 +69,11 @@ struct UCred: Sendable {
 }
 
 extension PeerCredentials {
-    init(_ ucred: UCred) {
+    /// The peer of a connection; its supplementary groups only when `readingGroups`.
+    init(_ ucred: UCred, readingGroups: Bool) {
         let executable = Self.executable(ofProcess: ucred.pid)
         self.init(uid: ucred.uid, gid: ucred.gid, pid: ucred.pid, executable: executable,
-                  groups: Self.supplementaryGroups(ofProcess: ucred.pid),
+                  groups: readingGroups ? Self.supplementaryGroups(ofProcess: ucred.pid) : nil,
                   executableFile: executable == nil ? nil : Self.executableFile(ofProcess: ucred.pid))
     }
 

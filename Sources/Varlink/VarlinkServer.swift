@@ -197,7 +197,7 @@ public final class VarlinkServer: Sendable {
         let credentials: EventLoopFuture<UCred> = provider.unsafeGetSocketOption(
             level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
         return credentials.flatMap { ucred in
-            let peer = PeerCredentials(ucred)
+            let peer = PeerCredentials(ucred, readingGroups: self.configuration.readsGroups())
             if peer.executableWasDeleted {
                 self.logger.notice("Refusing a process whose executable was deleted", metadata: [
                     "uid": "\(peer.uid)", "pid": "\(peer.pid)", "exe": "\(peer.executable ?? "?")",

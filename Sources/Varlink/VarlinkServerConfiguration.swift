@@ -33,6 +33,10 @@ public struct VarlinkServerConfiguration: Sendable {
     /// its access policy). A refused connection gets one `org.varlink.service.PermissionDenied`
     /// error and is closed before anything it sent is read.
     public var admit: @Sendable (PeerCredentials) -> Bool = { _ in true }
+    /// Whether a new connection's peer needs its supplementary groups (``PeerCredentials/groups``,
+    /// one `/proc/PID/status` read per connection), asked at each accept: the daemon reads them only
+    /// while its policy has a rule that names groups. Without them a peer's `groups` is nil.
+    public var readsGroups: @Sendable () -> Bool = { true }
 
     public init() {}
 }

@@ -276,6 +276,8 @@ struct DaemonParts: Sendable {
         configuration.maxConnectionsPerProcess = settings.maxConnectionsPerProcess
         configuration.maxConnectionsPerExecutable = settings.maxConnectionsPerExecutable
         configuration.connectionsReservedForNewProcesses = settings.reservedConnectionsForNewProcesses
+        // Only a rule that names groups needs a peer's supplementary groups: no /proc read otherwise.
+        configuration.readsGroups = { access.policy.namesGroups }
         configuration.admit = { peer in
             let admitted = access.admits(peer)
             if !admitted {

@@ -20,10 +20,13 @@ public struct Policy: Sendable {
     public let rules: [Rule]
     /// Whether any rule has `executables`: without one no decision depends on the executable.
     public let namesExecutables: Bool
+    /// Whether any rule has `gids`: without one no decision needs a peer's supplementary groups.
+    public let namesGroups: Bool
 
     init(rules: [Rule]) {
         self.rules = rules
         namesExecutables = rules.contains { $0.executables != nil }
+        namesGroups = rules.contains { $0.gids != nil }
     }
 
     /// Parses one policy file's text; `file` names it in errors and in ``RuleReference``.

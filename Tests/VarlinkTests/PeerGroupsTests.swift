@@ -33,3 +33,33 @@ import Glibc
         #expect(groups("") == nil)
     }
 }
+
+/// The groups are read at accept only when the server's configuration asks for them (the daemon:
+/// while a policy rule names groups), so a connection costs no `/proc` read otherwise.
+@Suite(.timeLimit(.minutes(20))) struct PeerGroupsAtAcceptTests {
+    static func groupsSeenByTheServer(reading: Bool) async throws -> JSONValue? {
+        let server = try await LiveServer { $0.readsGroups = { reading } }
+        let path = server.socketPath
+        let reply = try await io {
+            let connection = try VarlinkConnection(unixSocketPath: path, timeout: .seconds(60))
+            defer { connection.close() }
+            return try connection.call("org.example.test.WhoAmI")
+        }
+        try await server.stop()
+        return reply["groups"]
+    }
+
+    @Test func theGroupsAreReadOnlyWhenTheServerAsksForThem() async throws {
+        let count = getgroups(0, nil)
+        var expected = [gid_t](repeating: 0, count: Int(count))
+        #expect(getgroups(count, &expected) == count)
+        let read = try await Self.groupsSeenByTheServer(reading: true)
+        guard case .array(let values)? = read else {
+            Issue.record("the groups were not read: \(String(describing: read))")
+            return
+        }
+        #expect(Set(values) == Set(expected.map { JSONValue.int(Int64($0)) }))
+        let skipped = try await Self.groupsSeenByTheServer(reading: false)
+        #expect(skipped == nil || skipped == .null, "read without being asked: \(String(describing: skipped))")
+    }
+}

@@ -38,7 +38,7 @@ struct TestInterface: VarlinkInterface {
         method Count(to: int) -> (number: int)
         method Record(value: string) -> ()
         method Recorded() -> (values: []string)
-        method WhoAmI() -> (uid: int, gid: int, pid: int, executable: ?string)
+        method WhoAmI() -> (uid: int, gid: int, pid: int, executable: ?string, groups: ?[]int)
         method Typed(s: string, i: int, b: bool, o: ?object) -> ()
         method Fail() -> ()
         method NotImplemented() -> ()
@@ -88,7 +88,8 @@ struct TestInterface: VarlinkInterface {
         case "WhoAmI":
             let peer = context.peer
             return ["uid": .int(Int64(peer.uid)), "gid": .int(Int64(peer.gid)), "pid": .int(Int64(peer.pid)),
-                    "executable": peer.executable.map(JSONValue.string) ?? nil]
+                    "executable": peer.executable.map(JSONValue.string) ?? nil,
+                    "groups": peer.groups.map { .array($0.map { .int(Int64($0)) }) } ?? nil]
         case "Typed":
             _ = try call.string("s")
             _ = try call.int("i")
