@@ -231,6 +231,15 @@ private struct Generator {
                 continue
             }
         }
+        try methodsAndErrors()
+        line(0, "}")
+        line(0)
+        embed(file, fileName: fileName)
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    /// Each method's types, then each error's, then the error names.
+    mutating func methodsAndErrors() throws(IDLError) {
         var shapes: [[IDLField]: String] = [:]
         for member in interface.members {
             guard case .method(let input, let output) = member.kind else { continue }
@@ -244,10 +253,6 @@ private struct Generator {
                           head: ["public static let name = \(swiftName).name + \(Self.quoted("." + member.name))"])
         }
         try errorNames()
-        line(0, "}")
-        line(0)
-        embed(file, fileName: fileName)
-        return out.joined(separator: "\n") + "\n"
     }
 
     var methods: [IDLMember] { interface.members.filter { if case .method = $0.kind { true } else { false } } }

@@ -49,7 +49,7 @@ struct SessionLogin: ReportingCommand {
     @Argument(help: "The app's service, e.g. com.sorted.api.") var service: String
     @Argument(help: "The account to store the login under; when omitted, the verified user (oidc: its subject; supabase: its verified e-mail).") var account: String?
     @OptionGroup var providerOptions: ProviderOptions
-    @Option(help: "How the sign-in comes back: auto (default), browser, paste, device or password.") var flow: String = "auto"
+    @Option(help: "How the sign-in comes back.") var flow: LoginFlow = .auto
     @Option(name: .customLong("scope"), help: "A scope to ask for (repeat for several); oidc adds openid.") var scopes: [String] = []
     @Option(help: "Give up after this many seconds (default 300).") var timeout: Int = 300
     @Option(help: "browser: listen on this port of 127.0.0.1 (for a provider that registers an exact URI, or ssh -L).") var port: UInt16?
@@ -67,7 +67,7 @@ struct SessionLogin: ReportingCommand {
 
     func perform() async throws {
         let settings = try providerOptions.settings()
-        if flow == "password" { return try await password(settings) }
+        if flow == .password { return try await password(settings) }
         let offersDevice: Bool? = settings.kind == .oidc ? nil : settings.deviceAuthorizationEndpoint != nil
         let chosen = try Self.chosenFlow(flow, environment: ProcessInfo.processInfo.environment, offersDevice: offersDevice)
         let client = try global.sessionClient()
@@ -80,26 +80,22 @@ struct SessionLogin: ReportingCommand {
             // A device sign-in's CompleteLogin answers only when the provider's answer is final; it
             // waits on a connection of its own, so that CancelLogin is not queued behind it.
             try await device(client, waiter: try global.sessionClient(timeout: .seconds(timeout + 30)), settings, deadline,
-                             orPaste: flow == "auto" && offersDevice == nil)
+                             orPaste: flow == .auto && offersDevice == nil)
         }
     }
 
     /// The flow to run: `auto` picks by the environment (a display and no SSH: browser), then by
     /// what the provider offers (`offersDevice` nil: not known here, the daemon will tell).
-    static func chosenFlow(_ name: String, environment: [String: String], offersDevice: Bool? = false) throws -> SignInFlow {
-        switch name {
-        case "auto":
+    static func chosenFlow(_ choice: LoginFlow, environment: [String: String], offersDevice: Bool? = false) throws -> SignInFlow {
+        switch choice {
+        case .auto:
             let display = !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
             if display && (environment["SSH_CONNECTION"] ?? "").isEmpty { return .browser }
             return offersDevice == false ? .paste : .device
-        case "password":
-            throw VaultError.invalidArgument("--flow password is for --kind firebase or supabase")
-        default:
-            // `app` is an app's own web view (the Swift API's custom opener); the CLI has none.
-            guard let flow = SignInFlow(rawValue: name), flow != .app else {
-                throw VaultError.invalidArgument("--flow takes auto, browser, paste, device or password")
-            }
-            return flow
+        case .browser: return .browser
+        case .paste: return .paste
+        case .device: return .device
+        case .password: throw VaultError.invalidArgument("--flow password is for --kind firebase or supabase")
         }
     }
 
@@ -321,4 +317,16 @@ struct SessionLogin: ReportingCommand {
     static func note(_ text: String) {
         Array(text.utf8).withUnsafeBytes { StandardStreams.writeAll(2, $0) }
     }
+}
+
+/// The values of `session login --flow`: ArgumentParser refuses any other, and lists these in the
+/// help, the manual and the shell completions. (`app`, an app's own web view, is the Swift API's
+/// alone: the CLI has none.)
+enum LoginFlow: String, ExpressibleByArgument, CaseIterable {
+    /// A browser when there is a display and no SSH, else the device flow (or paste).
+    case auto
+    case browser
+    case paste
+    case device
+    case password
 }

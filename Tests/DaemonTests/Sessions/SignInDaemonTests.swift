@@ -250,6 +250,20 @@ extension DaemonSuite {
             #expect(!login.standardError.contains("Open this URL"))
         }
 
+        /// `--flow` is a closed set: any other value is a usage error that names the choices, before
+        /// anything reaches the daemon; the completions offer the same set.
+        @Test func aFlowNotOfTheSetIsAUsageErrorNamingTheChoices() throws {
+            let (status, _, err) = try Subprocess.run([CLIHarness.executable, "session", "login", "com.sorted.api", "--flow", "app",
+                                                       "--kind", "oauth2", "--client-id", "x", "--token-endpoint", "http://127.0.0.1:9/t"],
+                                                      environment: ["COLUMNS": "80"], input: Data())
+            let text = String(decoding: err, as: UTF8.self)
+            #expect(status == 64, "\(status): \(text)")
+            for choice in ["auto", "browser", "paste", "device", "password"] { #expect(text.contains("'\(choice)'"), "\(text)") }
+            let bash = try HelpTextTests.help(["--generate-completion-script", "bash"])
+            let offered = try #require(bash.range(of: "'--flow')").map { bash[$0.upperBound...].prefix(200) }, "no completion for --flow")
+            for choice in ["auto", "browser", "paste", "device", "password"] { #expect(offered.contains("'\(choice)'"), "\(offered)") }
+        }
+
         @Test func loginShowsItsOptionsInHelpManualAndCompletion() throws {
             let options = ["--flow", "--timeout", "--port", "--redirect-uri", "--scope", "--authorization-endpoint", "--issuer"]
             let help = try HelpTextTests.help(["session", "login", "--help"])
