@@ -145,25 +145,14 @@ extension SessionManager {
 
     // MARK: Events
 
-    /// A stream of what happens to logins, from now on. It ends when the caller stops iterating.
+    /// A stream of what happens to logins, from now on (``SessionEventHub``). It ends when the
+    /// caller stops iterating.
     public func events() -> AsyncStream<SessionEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .bufferingNewest(256))
-        let id = nextSubscriberID
-        nextSubscriberID += 1
-        subscribers[id] = continuation
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.unsubscribe(id) }
-        }
-        return stream
-    }
-
-    private func unsubscribe(_ id: UInt64) {
-        subscribers[id] = nil
+        eventHub.subscribe()
     }
 
     func publish(_ kind: SessionEvent.Kind, _ key: ItemKey) {
-        let event = SessionEvent(kind: kind, key: key, at: clock.now)
-        for continuation in subscribers.values { continuation.yield(event) }
+        eventHub.publish(SessionEvent(kind: kind, key: key, at: clock.now))
     }
 
     // MARK: Tracking

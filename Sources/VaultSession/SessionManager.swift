@@ -146,8 +146,8 @@ public actor SessionManager {
     /// When the outbox next has an entry due that this manager knows of (its own hold-backs), or
     /// when to look again in an outbox other managers share.
     var revocationCheckAt: Date?
-    var subscribers: [UInt64: AsyncStream<SessionEvent>.Continuation] = [:]
-    var nextSubscriberID: UInt64 = 0
+    /// The subscribers of ``events()``.
+    let eventHub = SessionEventHub()
     var scheduleObserver: (@Sendable () -> Void)?
     /// Verifies `oidc` logins (``useOpenID(_:)``); nil refuses them.
     var openID: (any OpenIDVerifier)?
