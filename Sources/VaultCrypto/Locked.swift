@@ -17,14 +17,18 @@ import Musl
 /// `dlsym` at the first use; absent, and skipped, in every other process). On Linux, `Mutex` waits
 /// on a futex that ThreadSanitizer does not see, so without this it reports every access to a
 /// guarded value as a race, and a run cannot vouch for any state behind a lock.
+///
+/// Inlinable, so each caller's module specializes it for its own `Value`: unspecialized, every
+/// hold looked up `Mutex<Value>`'s generic metadata at run time (about 480 instructions, eight
+/// times per Retrieve in the daemon).
 public final class Locked<Value: ~Copyable>: Sendable {
-    private let mutex: Mutex<Value>
+    @usableFromInline let mutex: Mutex<Value>
 
-    public init(_ value: consuming sending Value) {
+    @inlinable public init(_ value: consuming sending Value) {
         mutex = Mutex(value)
     }
 
-    public func withLock<Result: ~Copyable, E: Error>(
+    @inlinable public func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         let address = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
@@ -37,15 +41,15 @@ public final class Locked<Value: ~Copyable>: Sendable {
 }
 
 /// ThreadSanitizer's annotations, when its runtime is in the process.
-private enum ThreadSanitizerHooks {
-    typealias Hook = @convention(c) (UnsafeRawPointer?) -> Void
+@usableFromInline enum ThreadSanitizerHooks {
+    @usableFromInline typealias Hook = @convention(c) (UnsafeRawPointer?) -> Void
 
-    static let hooks: (acquire: Hook, release: Hook)? = {
+    @usableFromInline static let hooks: (acquire: Hook, release: Hook)? = {
         // RTLD_DEFAULT: every object loaded, the executable first (the runtime is linked into it).
         guard let acquire = dlsym(nil, "__tsan_acquire"), let release = dlsym(nil, "__tsan_release") else { return nil }
         return (unsafeBitCast(acquire, to: Hook.self), unsafeBitCast(release, to: Hook.self))
     }()
 
-    static func acquire(_ address: UnsafeRawPointer) { hooks?.acquire(address) }
-    static func release(_ address: UnsafeRawPointer) { hooks?.release(address) }
+    @inlinable static func acquire(_ address: UnsafeRawPointer) { hooks?.acquire(address) }
+    @inlinable static func release(_ address: UnsafeRawPointer) { hooks?.release(address) }
 }
