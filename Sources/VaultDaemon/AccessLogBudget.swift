@@ -73,7 +73,7 @@ struct AccessLogBudget {
     /// Takes one line of `program`'s from its budget, at `now` (seconds).
     mutating func admit(_ program: Program, allowed: Bool, operation: String, at now: Double) -> Verdict {
         var summaries: [(Program, Suppressed)] = []
-        if tallies[program] == nil, tallies.count >= Self.maxPrograms,
+        if tallies.count >= Self.maxPrograms, tallies[program] == nil,
            let oldest = tallies.min(by: { $0.value.lastSeen < $1.value.lastSeen }) {
             tallies[oldest.key] = nil
             if let suppressed = oldest.value.suppressed { merge(suppressed, intoOthersAt: now) }
@@ -83,18 +83,26 @@ struct AccessLogBudget {
             allDeniedTokens = min(Self.allDenied.burst, allDeniedTokens + elapsed * Self.allDenied.perSecond)
             allDeniedRefilledAt = now
         }
-        var tally = tallies[program] ?? Tally(tokens: (Self.allowed.burst, Self.denied.burst), refilledAt: now, lastSeen: now)
+        // One look-up of the program (its name is hashed once), its tally changed in place.
+        let fresh = Tally(tokens: (Self.allowed.burst, Self.denied.burst), refilledAt: now, lastSeen: now)
+        let write = Self.spend(&tallies[program, default: fresh], allowed: allowed, operation: operation, at: now,
+                               allDeniedTokens: &allDeniedTokens, summary: { summaries.append((program, $0)) })
+        return Verdict(write: write, summaries: summaries)
+    }
+
+    /// Refills `tally`'s tokens for the time since its last line and spends one for this line;
+    /// counts the line instead when none is left. Hands over what was counted before a line it writes.
+    private static func spend(_ tally: inout Tally, allowed: Bool, operation: String, at now: Double,
+                              allDeniedTokens: inout Double, summary: (Suppressed) -> Void) -> Bool {
         let elapsed = max(0, now - tally.refilledAt)
         tally.tokens.allowed = min(Self.allowed.burst, tally.tokens.allowed + elapsed * Self.allowed.perSecond)
         tally.tokens.denied = min(Self.denied.burst, tally.tokens.denied + elapsed * Self.denied.perSecond)
         tally.refilledAt = now
         tally.lastSeen = now
-        defer { tallies[program] = tally }
         guard allowed ? tally.tokens.allowed >= 1 : tally.tokens.denied >= 1 && allDeniedTokens >= 1 else {
-            var suppressed = tally.suppressed ?? Suppressed(since: now)
-            suppressed.counts[(allowed ? "allowed " : "denied ") + operation, default: 0] += 1
-            tally.suppressed = suppressed
-            return Verdict(write: false, summaries: summaries)
+            tally.suppressed = tally.suppressed ?? Suppressed(since: now)
+            tally.suppressed?.counts[(allowed ? "allowed " : "denied ") + operation, default: 0] += 1
+            return false
         }
         if allowed {
             tally.tokens.allowed -= 1
@@ -102,9 +110,9 @@ struct AccessLogBudget {
             tally.tokens.denied -= 1
             allDeniedTokens -= 1
         }
-        if let suppressed = tally.suppressed { summaries.append((program, suppressed)) }
+        if let suppressed = tally.suppressed { summary(suppressed) }
         tally.suppressed = nil
-        return Verdict(write: true, summaries: summaries)
+        return true
     }
 
     /// Every summary not yet written whose counting began at least `age` seconds before `now`
