@@ -82,21 +82,7 @@ struct DaemonParts: Sendable {
         let paths = configuration.paths
         let uid = geteuid()
         umask(0o077)  // everything the daemon creates is private to its user
-
-        let policy: Policy
-        let settings: DaemonSettings
-        do {
-            if let directory = paths.policyDirectory {
-                policy = try Policy.load(directory: directory, daemonUID: uid)
-                settings = try DaemonSettings.load(directory: directory, daemonUID: uid)
-            } else {
-                policy = Policy.builtInDefault(daemonUID: uid)
-                settings = DaemonSettings.builtInDefault
-            }
-        } catch let error as PolicyError {
-            throw DaemonError("refusing to start: \(error)")
-        }
-
+        let (policy, settings) = try loadPolicy(paths, uid: uid)
         // Before the socket directory is taken, as a missing vault is the likelier mistake.
         if settings.postgresql == nil, !FileManager.default.fileExists(atPath: paths.database) {
             throw DaemonError("no vault at \(paths.database): run `sortedvault init` first (or set backend = \"postgresql\" for a fleet daemon, docs/fleet.md)")
@@ -113,17 +99,7 @@ struct DaemonParts: Sendable {
             socketDirectory.release()
             throw error
         }
-        let vault = backing.vault
-        let items: any TokenStore, logins: any TokenStore, logNames: LogNames
-        switch backing {
-        case .local(let local):
-            items = KeyringBackends.itemStore(for: settings, vault: local.vault, clock: configuration.clock, threadPool: threadPool)
-            logins = local.vault
-            logNames = LogNames(mode: settings.accessLogNames, vault: local.vault)
-        case .fleet(let fleet):
-            (items, logins) = (fleet.store, fleet.store)
-            logNames = LogNames(mode: settings.accessLogNames, keySource: { fleet.logNamesKey })
-        }
+        let (items, logins, logNames) = stores(of: backing, settings: settings, clock: configuration.clock, threadPool: threadPool)
         KeyringBackends.checkItemKeyring(settings, threadPool: threadPool, logger: logger)
 
         let accessLog = AccessLog.standard(path: paths.accessLog, maxBytes: configuration.accessLogMaxBytes,
@@ -131,19 +107,10 @@ struct DaemonParts: Sendable {
         let policySource = PolicySource(policy: policy, directory: paths.policyDirectory, daemonUID: uid)
         let access = AccessControl(policySource: policySource, logger: logger, names: logNames, accessLog: accessLog)
         let activity = ActivityClock(clock: configuration.clock)
-        let providerDeadline = settings.sessionProviderDeadlineSeconds.map(TimeInterval.init) ?? HTTPClientTransport.defaultTimeout
-        let sessions = try SessionManager(
-            store: logins, transport: HTTPClientTransport(timeout: providerDeadline), clock: configuration.clock,
-            configuration: SessionManager.Configuration(
-                minValid: TimeInterval(settings.sessionMinValidSeconds),
-                refreshAhead: TimeInterval(settings.sessionProactiveRefreshSeconds),
-                proactiveRefresh: settings.sessionProactiveRefreshSeconds > 0,
-                refreshLease: max(SessionManager.Configuration().refreshLease, 2 * providerDeadline),
-                deviceFlow: settings.sessionDeviceFlow),
-            logger: logger, logName: { logNames.field($0) }, metrics: metrics)
-        await sessions.useOpenID(OIDCCacheVerifier(
-            cache: OIDCProviderCache(fetcher: HTTPDocumentFetcher(), clock: configuration.clock)))
-        // Start-up ends twice over: when the server listens (``announce``, below) and when the work
+        let sessions = try await sessionManager(settings, logins: logins, configuration: configuration, logNames: logNames,
+                                                metrics: metrics, logger: logger)
+        let vault = backing.vault
+        // Start-up ends twice over: when the server listens (``announcement``) and when the work
         // loop has resumed the stored logins; whichever comes last unmaps start-up's code.
         let workLoop = SessionWorkLoop(sessions: sessions, storeIsLocked: { await vault?.isLocked ?? false }, clock: configuration.clock,
                                        sleeper: configuration.sleeper, logger: logger,
@@ -157,18 +124,114 @@ struct DaemonParts: Sendable {
             activity: activity, settings: settings, keyFilePath: paths.keyFile,
             keyring: SecretServiceKeySource(threadPool: threadPool), clock: configuration.clock, threadPool: threadPool,
             sleeper: configuration.sleeper, logger: logger, onUnlock: workLoop.vaultUnlocked)
+        let server = varlinkServer(service, sessions: sessions, access: access, activity: activity, settings: settings,
+                                   configuration: configuration, accessLog: accessLog, logger: logger)
+
+        let bound = BoundSocket()
+        let watchStart = configuration.clock.now
+        var services = backgroundServices(keyring: keyring, workLoop: workLoop, vault: vault, activity: activity, settings: settings,
+                                          policySource: policySource, accessLog: accessLog, sleeper: configuration.sleeper, logger: logger)
+        services.append(SocketServer(server: server, inheritedListener: configuration.inheritedListener, socketPath: paths.socket,
+                                     bound: bound, keyring: keyring,
+                                     announce: announcement(vault: vault, paths: paths, settings: settings, accessLog: accessLog, logger: logger),
+                                     logger: logger))
+        // A systemd socket is systemd's to manage; the watch covers a socket this daemon bound.
+        let watch = configuration.inheritedListener != nil ? nil : SocketWatch(
+            path: paths.socket, bound: bound, interval: configuration.socketCheckInterval, start: watchStart,
+            clock: configuration.clock, sleeper: configuration.sleeper, logger: logger)
+        // Last of start-up, so nothing after it can fail and leave it bound.
+        if let endpoint = settings.metrics, let registry {
+            do {
+                services.insert(try await metricsServer(endpoint, registry: registry, sessions: sessions, clock: configuration.clock, logger: logger),
+                                at: services.count - 1)
+            } catch {
+                await accessLog?.close()
+                await backing.close(logger: logger)
+                socketDirectory.release()
+                throw error
+            }
+        }
+        return DaemonParts(backing: backing, socketDirectory: socketDirectory, socketPath: paths.socket,
+                           bound: bound, services: services, socketWatch: watch, accessLog: accessLog, logger: logger)
+    }
+
+    /// The socket's server: both interfaces, under the settings' connection limits.
+    private static func varlinkServer(_ service: VaultService, sessions: SessionManager, access: AccessControl, activity: ActivityClock,
+                                      settings: DaemonSettings, configuration: DaemonConfiguration, accessLog: AccessLog?,
+                                      logger: Logger) -> VarlinkServer {
         let sessionService = SessionService(sessions: sessions, access: access, activity: activity,
                                             clock: configuration.clock, answerDeadline: AnswerDeadline(clock: configuration.answerClock),
                                             logger: logger)
-        let server = VarlinkServer(
+        return VarlinkServer(
             info: VarlinkServiceInfo(vendor: "sortedvault", product: "sortedvault", version: SortedVaultVersion.current,
                                      url: "https://github.com/sortedvault/sortedvault"),
             interfaces: [service, sessionService], configuration: serverConfiguration(settings, access: access, accessLog: accessLog, logger: logger),
             logger: logger)
+    }
 
-        let bound = BoundSocket()
-        let watchStart = configuration.clock.now
-        let announce: @Sendable () async -> Void = {
+    /// The services that run beside the socket server, in start order: the keyring's unlock, the
+    /// session work loop, the auto-lock, memory trimming, policy reloads and access-log summaries.
+    private static func backgroundServices(keyring: KeyringUnlock?, workLoop: SessionWorkLoop, vault: EncryptedVault?, activity: ActivityClock,
+                                           settings: DaemonSettings, policySource: PolicySource, accessLog: AccessLog?,
+                                           sleeper: any Clock<Duration>, logger: Logger) -> [any Service] {
+        var services: [any Service] = keyring.map { [$0] } ?? []
+        services.append(workLoop)
+        if let vault, settings.autoLockMinutes > 0 {
+            services.append(AutoLock(vault: vault, activity: activity, minutes: settings.autoLockMinutes, sleeper: sleeper, logger: logger))
+        }
+        services.append(MemoryTrim(activity: activity, sleeper: sleeper))
+        services.append(PolicyReloadOnHangup(source: policySource, logger: logger))
+        if let accessLog { services.append(AccessLogSummaries(log: accessLog, sleeper: sleeper)) }
+        return services
+    }
+
+    /// The policy and settings in `paths`' policy directory, or the built-in ones without it; a
+    /// file that does not parse stops start-up with the error that names it.
+    private static func loadPolicy(_ paths: VaultPaths, uid: uid_t) throws -> (Policy, DaemonSettings) {
+        do {
+            guard let directory = paths.policyDirectory else {
+                return (Policy.builtInDefault(daemonUID: uid), DaemonSettings.builtInDefault)
+            }
+            return (try Policy.load(directory: directory, daemonUID: uid), try DaemonSettings.load(directory: directory, daemonUID: uid))
+        } catch let error as PolicyError {
+            throw DaemonError("refusing to start: \(error)")
+        }
+    }
+
+    /// Where item calls go, where the logins live, and how the logs name a service, for `backing`.
+    private static func stores(of backing: Backing, settings: DaemonSettings, clock: any VaultClock,
+                               threadPool: NIOThreadPool) -> (items: any TokenStore, logins: any TokenStore, logNames: LogNames) {
+        switch backing {
+        case .local(let local):
+            return (KeyringBackends.itemStore(for: settings, vault: local.vault, clock: clock, threadPool: threadPool),
+                    local.vault, LogNames(mode: settings.accessLogNames, vault: local.vault))
+        case .fleet(let fleet):
+            return (fleet.store, fleet.store, LogNames(mode: settings.accessLogNames, keySource: { fleet.logNamesKey }))
+        }
+    }
+
+    /// The one session manager, on `logins`, with the settings' refresh timing and an OpenID verifier.
+    private static func sessionManager(_ settings: DaemonSettings, logins: any TokenStore, configuration: DaemonConfiguration,
+                                       logNames: LogNames, metrics: any MetricsFactory, logger: Logger) async throws -> SessionManager {
+        let providerDeadline = settings.sessionProviderDeadlineSeconds.map(TimeInterval.init) ?? HTTPClientTransport.defaultTimeout
+        let sessions = try SessionManager(
+            store: logins, transport: HTTPClientTransport(timeout: providerDeadline), clock: configuration.clock,
+            configuration: SessionManager.Configuration(
+                minValid: TimeInterval(settings.sessionMinValidSeconds),
+                refreshAhead: TimeInterval(settings.sessionProactiveRefreshSeconds),
+                proactiveRefresh: settings.sessionProactiveRefreshSeconds > 0,
+                refreshLease: max(SessionManager.Configuration().refreshLease, 2 * providerDeadline),
+                deviceFlow: settings.sessionDeviceFlow),
+            logger: logger, logName: { logNames.field($0) }, metrics: metrics)
+        await sessions.useOpenID(OIDCCacheVerifier(
+            cache: OIDCProviderCache(fetcher: HTTPDocumentFetcher(), clock: configuration.clock)))
+        return sessions
+    }
+
+    /// What the socket server runs once it listens: the "serving" line, then start-up's end.
+    private static func announcement(vault: EncryptedVault?, paths: VaultPaths, settings: DaemonSettings, accessLog: AccessLog?,
+                                     logger: Logger) -> @Sendable () async -> Void {
+        {
             let locked = await vault?.isLocked ?? false
             logger.info("serving", metadata: [
                 "socket": "\(paths.socket)", "database": "\(settings.postgresql?.place ?? paths.database)",
@@ -182,38 +245,14 @@ struct DaemonParts: Sendable {
             _ = try? vault?.keySourceKindsNow()
             MemoryTrim.releaseCodePages()
         }
-        var services: [any Service] = keyring.map { [$0] } ?? []
-        services.append(workLoop)
-        if let vault, settings.autoLockMinutes > 0 {
-            services.append(AutoLock(vault: vault, activity: activity, minutes: settings.autoLockMinutes,
-                                     sleeper: configuration.sleeper, logger: logger))
-        }
-        services.append(MemoryTrim(activity: activity, sleeper: configuration.sleeper))
-        services.append(PolicyReloadOnHangup(source: policySource, logger: logger))
-        if let accessLog { services.append(AccessLogSummaries(log: accessLog, sleeper: configuration.sleeper)) }
-        services.append(SocketServer(server: server, inheritedListener: configuration.inheritedListener, socketPath: paths.socket,
-                                     bound: bound, keyring: keyring, announce: announce, logger: logger))
-        // A systemd socket is systemd's to manage; the watch covers a socket this daemon bound.
-        let watch = configuration.inheritedListener != nil ? nil : SocketWatch(
-            path: paths.socket, bound: bound, interval: configuration.socketCheckInterval, start: watchStart,
-            clock: configuration.clock, sleeper: configuration.sleeper, logger: logger)
-        // Last of start-up, so nothing after it can fail and leave it bound.
-        if let endpoint = settings.metrics, let registry {
-            let metricsServer: MetricsServer
-            do {
-                let figures = StoreFigureCache(clock: configuration.clock) { await sessions.recordStoreMetrics() }
-                metricsServer = try await MetricsServer.bind(endpoint, registry: registry, beforeScrape: { await figures.refreshIfStale() },
-                                                             logger: logger)
-            } catch {
-                await accessLog?.close()
-                await backing.close(logger: logger)
-                socketDirectory.release()
-                throw error
-            }
-            services.insert(metricsServer, at: services.count - 1)
-        }
-        return DaemonParts(backing: backing, socketDirectory: socketDirectory, socketPath: paths.socket,
-                           bound: bound, services: services, socketWatch: watch, accessLog: accessLog, logger: logger)
+    }
+
+    /// The operators' metrics endpoint (`[metrics] listen`), bound; the store's figures are read
+    /// before a scrape when they are stale.
+    private static func metricsServer(_ endpoint: MetricsEndpoint, registry: PrometheusCollectorRegistry, sessions: SessionManager,
+                                      clock: any VaultClock, logger: Logger) async throws -> MetricsServer {
+        let figures = StoreFigureCache(clock: clock) { await sessions.recordStoreMetrics() }
+        return try await MetricsServer.bind(endpoint, registry: registry, beforeScrape: { await figures.refreshIfStale() }, logger: logger)
     }
 
     /// The one place the store is chosen: the fleet's database for `backend = "postgresql"` (or
