@@ -7,7 +7,8 @@
 ///   absent). Without it the operation acts on the whole vault (only a rule for every service
 ///   decides it).
 /// - `@service PARAMETER lookup`: the service is what the daemon finds under that parameter (a
-///   sign-in's flow ID); when nothing is found the call is checked as asking for every service.
+///   sign-in's flow ID); when nothing is found (the flow has ended), a rule for some services allows
+///   the call, so its body can say so, and a program with no rule for the operation is refused.
 /// - `@activity`: an allowed call holds off the auto-lock.
 /// - `@lists`: asked without a service, the call answers only with what the caller may see, so a
 ///   rule for some services allows it (its operation is then a listing operation).
@@ -26,6 +27,7 @@ public struct MethodRole: Equatable, Sendable {
 
     public var operation: String
     public var service: Service
+    public var serviceIsLookedUp: Bool { if case .lookup = service { true } else { false } }
     public var activity: Bool
     public var lists: Bool
 

@@ -60,7 +60,7 @@ private struct ServerWriter {
         }
         if hasLookups {
             line(1, "/// The service a `@service … lookup` parameter stands for (a sign-in's flow ID), nil when none;")
-            line(1, "/// the call is then checked as asking for every service.")
+            line(1, "/// a rule for some services then allows the call, so its body can say the thing is gone.")
             line(1, "func lookupService(_ value: String, for method: \(types).Method, peer: PeerCredentials) async -> String?")
         }
         line(0, "}")
@@ -102,7 +102,8 @@ private struct ServerWriter {
         let name = Self.caseName(member)
         let request = "\(types).\(member.name).Request"
         let check = { (service: String) in
-            "try authorize(\(SwiftGenerator.quotedString(role.operation)), service: \(service), activity: \(role.activity), peer: call.peer)"
+            "try authorize(\(SwiftGenerator.quotedString(role.operation)), service: \(service), activity: \(role.activity), peer: call.peer"
+                + (service == "service" && role.serviceIsLookedUp ? ", lookedUp: true)" : ")")
         }
         line(3, "case .\(name):")
         switch role.service {

@@ -21,15 +21,18 @@ struct AccessControl: Sendable {
 
     /// Throws `PermissionDenied` of `interface` (both of the daemon's interfaces declare it) unless
     /// the policy allows the call.
-    func require(_ peer: PeerCredentials, _ operation: String, service: String?,
+    /// `forSomeService`: asked without a service about something whose service is gone
+    /// (``AccessRequest/forSomeService``).
+    func require(_ peer: PeerCredentials, _ operation: String, service: String?, forSomeService: Bool = false,
                  interface: String = VaultInterfaceDescription.name) throws {
-        try enforce(decide(peer, operation, service: service), peer, operation, service: service, interface: interface)
+        try enforce(decide(peer, operation, service: service, forSomeService: forSomeService), peer, operation, service: service,
+                    interface: interface)
     }
 
     /// The policy's decision for the call, not yet recorded (``require`` records it; ``allows``
     /// filters a listing with it).
-    func decide(_ peer: PeerCredentials, _ operation: String, service: String?) -> Decision {
-        policy.decide(request(peer, operation, service))
+    func decide(_ peer: PeerCredentials, _ operation: String, service: String?, forSomeService: Bool = false) -> Decision {
+        policy.decide(request(peer, operation, service, forSomeService: forSomeService))
     }
 
     /// Records `decision` (access log, and the daemon's log) and throws `PermissionDenied` of
@@ -75,8 +78,8 @@ struct AccessControl: Sendable {
         policy.admits(request(peer, "status", nil).peer)
     }
 
-    private func request(_ peer: PeerCredentials, _ operation: String, _ service: String?) -> AccessRequest {
+    private func request(_ peer: PeerCredentials, _ operation: String, _ service: String?, forSomeService: Bool = false) -> AccessRequest {
         AccessRequest(peer: PeerIdentity(uid: peer.uid, gid: peer.gid, groups: peer.groups, executable: peer.executable),
-                      operation: operation, service: service)
+                      operation: operation, service: service, forSomeService: forSomeService)
     }
 }

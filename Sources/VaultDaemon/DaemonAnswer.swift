@@ -47,8 +47,10 @@ extension DaemonInterface {
     /// The policy check in front of every body (generated from the method's tags): throws
     /// `PermissionDenied` unless the policy allows `operation` on `service` (nil: the whole vault,
     /// or every service), and records the call as activity when the method holds off the auto-lock.
-    func authorize(_ operation: String, service: String?, activity touches: Bool, peer: PeerCredentials) throws {
-        try access.require(peer, operation, service: service, interface: name)
+    /// `lookedUp`: the service was looked up (``VaultInterfaceServer``'s `lookupService`); nil means
+    /// the thing is gone, and a rule for some services lets the body say so.
+    func authorize(_ operation: String, service: String?, activity touches: Bool, peer: PeerCredentials, lookedUp: Bool = false) throws {
+        try access.require(peer, operation, service: service, forSomeService: lookedUp, interface: name)
         if touches { activity.touch() }
     }
 }

@@ -41,7 +41,7 @@ public struct Rule: Sendable, Hashable {
             return services.contains { $0.matches(service) }
         }
         if coversEveryService { return true }
-        return effect == .allow && Policy.listingOperations.contains(request.operation)
+        return effect == .allow && request.isListing
     }
 
     /// True when the rule's peer conditions and operations hold for `request`, whatever its service.
@@ -55,7 +55,7 @@ public struct Rule: Sendable, Hashable {
         guard matchesPeerAndOperation(request, anyExecutable: true) else { return false }
         if let service = request.service { return services.contains { $0.matches(service) } }
         // A listing's entries are then decided one by one, by deny rules for some services too.
-        return coversEveryService || Policy.listingOperations.contains(request.operation)
+        return coversEveryService || request.isListing
     }
 
     private func matchesPeerAndOperation(_ request: AccessRequest, anyExecutable: Bool) -> Bool {

@@ -208,7 +208,7 @@ import VarlinkIDL
             """
                             return .task {
                                 let service = await lookupService(request.ticket, for: .claim, peer: call.peer)
-                                try authorize("put", service: service, activity: false, peer: call.peer)
+                                try authorize("put", service: service, activity: false, peer: call.peer, lookedUp: true)
                                 return try await claim(request, call: call).reply()
                             }
             """,

@@ -112,4 +112,25 @@ struct VaultWideOperationTests {
         #expect(policy.admits(PeerIdentity(uid: 500, gid: 500, executable: "/usr/bin/sortedvault")))
         #expect(policy.decide(AccessRequest(peer: PeerIdentity(uid: 500, gid: 500, executable: nil), operation: "status", service: nil)).allowed)
     }
+
+    /// A call about something whose service could not be found (a sign-in flow that has ended) is
+    /// decided as a listing: a rule for some services allows it, so the daemon can answer that the
+    /// thing is gone; a program with no rule for the operation, or one denied it for every service,
+    /// is refused.
+    @Test func aCallWhoseServiceIsGoneIsDecidedAsAListing() throws {
+        let policy = try Policy.parse(Self.policyText, file: "access.toml", daemonUID: 500)
+        func decide(_ executable: String, _ operation: String, forSomeService: Bool) -> Decision {
+            policy.decide(AccessRequest(peer: PeerIdentity(uid: 500, gid: 500, executable: executable), operation: operation,
+                                        service: nil, forSomeService: forSomeService))
+        }
+        #expect(!decide(Self.app, "session.login", forSomeService: false).allowed, "without the flag, a rule for some services decides nothing")
+        #expect(decide(Self.app, "session.login", forSomeService: true).rule?.name == "app-a")
+        #expect(decide(Self.app, "session.login", forSomeService: true).allowed)
+        #expect(!decide("/usr/bin/stranger", "session.login", forSomeService: true).allowed)
+        #expect(decide("/usr/bin/locked-out", "session.login", forSomeService: true).rule?.name == "locked-out")
+        // With a service the flag means nothing: the service decides.
+        let named = policy.decide(AccessRequest(peer: PeerIdentity(uid: 500, gid: 500, executable: Self.app), operation: "session.login",
+                                                service: "com.b.x", forSomeService: true))
+        #expect(!named.allowed)
+    }
 }

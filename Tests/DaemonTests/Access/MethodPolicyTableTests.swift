@@ -79,5 +79,28 @@ extension DaemonSuite {
             // The owner's CLI, under the same policy, is served.
             #expect(try cli.run(["status"]).status == 0)
         }
+
+        /// A sign-in flow that has ended (or never was) is checked as asking for some service: a
+        /// program allowed `session.login` for its own services hears that the flow is gone, not
+        /// that it is denied.
+        @Test func aProgramWithALoginRuleHearsThatAnEndedFlowIsGone() throws {
+            let cli = try CLIHarness(autostart: false)
+            try cli.initKeyFileVault()
+            try cli.writePolicy(access: PolicyText.ownerCLIAnd(SessionNameConfusionTests.testExecutable,
+                                                               operations: ["session.login"], services: ["com.a.*"]),
+                                settings: "")
+            try cli.startDaemon()
+            defer { cli.stopDaemon() }
+            let connection = try VarlinkConnection(unixSocketPath: cli.socket)
+            defer { connection.close() }
+            #expect(try connection.call("org.sortedvault.session.CancelLogin", ["flowId": "ended"]) == ["cancelled": .bool(false)])
+            do {
+                let reply = try connection.call("org.sortedvault.session.CompleteLogin", ["flowId": "ended", "callbackQuery": "Y29kZT14"])
+                Issue.record("an ended flow completed: \(reply)")
+            } catch let error as VarlinkError {
+                #expect(error.name == "org.sortedvault.session.InvalidParameter", "\(error.name) \(error.parameters)")
+                #expect(error.parameters["reason"]?.stringValue?.contains("no sign-in is under way with this flow id") == true, "\(error.parameters)")
+            }
+        }
     }
 }
