@@ -28,43 +28,51 @@ guard let output = arguments.first, arguments.count >= 2 else {
     exit(64)
 }
 
-/// Writes `source` to OUTPUT-DIRECTORY/`name` only when it changed, so that an unchanged
-/// interface does not rebuild the target.
-func write(_ source: String, named name: String) throws {
-    let destination = URL(fileURLWithPath: output).appending(path: name).path
+/// Writes `source` to `directory`/`name` only when it changed, so that an unchanged interface does
+/// not rebuild the target.
+func write(_ source: String, named name: String, in directory: String) throws {
+    let destination = URL(fileURLWithPath: directory).appending(path: name).path
     if (try? String(contentsOfFile: destination, encoding: .utf8)) != source {
         try source.write(toFile: destination, atomically: true, encoding: .utf8)
     }
 }
 
-var interfaces: [IDLInterface] = []
-for path in arguments.dropFirst() {
-    let url = URL(fileURLWithPath: path)
-    let stem = url.deletingPathExtension().lastPathComponent
-    let bytes = try [UInt8](Data(contentsOf: url))
-    let source: String?
-    do throws(IDLError) {
-        let text = String(decoding: bytes, as: UTF8.self)
-        let interface = try VarlinkIDL.parse(text)
-        try interface.checkReferences(in: text)
-        guard stem == interface.name else {
-            throw IDLError(line: 1, column: 1, message: "the file is named \(url.lastPathComponent), the interface \(interface.name)")
+/// Checks and generates every file; the exit status. Everything it parsed is released when it
+/// returns (the fuzz build runs this tool under LeakSanitizer, which counts what is still held at
+/// exit by nothing).
+func generate(_ mode: Mode, into output: String, files: ArraySlice<String>) throws -> Int32 {
+    var interfaces: [IDLInterface] = []
+    for path in files {
+        let url = URL(fileURLWithPath: path)
+        let stem = url.deletingPathExtension().lastPathComponent
+        let bytes = try [UInt8](Data(contentsOf: url))
+        let source: String?
+        do throws(IDLError) {
+            let text = String(decoding: bytes, as: UTF8.self)
+            let interface = try VarlinkIDL.parse(text)
+            try interface.checkReferences(in: text)
+            guard stem == interface.name else {
+                throw IDLError(line: 1, column: 1, message: "the file is named \(url.lastPathComponent), the interface \(interface.name)")
+            }
+            switch mode {
+            case .types: source = try SwiftGenerator.generate(interface, file: bytes, fileName: url.lastPathComponent)
+            case .server: source = try ServerGenerator.generate(interface, fileName: url.lastPathComponent)
+            case .operations:
+                _ = try interface.methodRoles()
+                interfaces.append(interface)
+                source = nil
+            }
+        } catch {
+            FileHandle.standardError.write(Data("\(path):\(error.line):\(error.column): error: \(error.message)\n".utf8))
+            return 1
         }
-        switch mode {
-        case .types: source = try SwiftGenerator.generate(interface, file: bytes, fileName: url.lastPathComponent)
-        case .server: source = try ServerGenerator.generate(interface, fileName: url.lastPathComponent)
-        case .operations:
-            _ = try interface.methodRoles()
-            source = nil
-        }
-        interfaces.append(interface)
-    } catch {
-        FileHandle.standardError.write(Data("\(path):\(error.line):\(error.column): error: \(error.message)\n".utf8))
-        exit(1)
+        if let source { try write(source, named: stem + (mode == .server ? ".server.swift" : ".swift"), in: output) }
     }
-    if let source { try write(source, named: stem + (mode == .server ? ".server.swift" : ".swift")) }
+    if mode == .operations {
+        // Every file's methods were checked above: combining them cannot fail.
+        try write(OperationsGenerator.generate(interfaces), named: "Operations.swift", in: output)
+    }
+    return 0
 }
-if mode == .operations {
-    // Every file's methods were checked above: combining them cannot fail.
-    try write(OperationsGenerator.generate(interfaces), named: "Operations.swift")
-}
+
+exit(try generate(mode, into: output, files: arguments.dropFirst()))
