@@ -79,55 +79,57 @@ extension SessionManager {
         case request(LoginSession, refreshToken: SecureBytes)
     }
 
-    /// What step 4 made of the provider's answer.
-    private enum Applied {
-        /// The answer, and tokens to revoke once the lock is given back.
-        case answer(AutoLoginResult, revocation: PendingRevocation? = nil)
+    /// What one round under a lease came to.
+    private enum Round {
+        /// The answer, and tokens to revoke once the lease and the lock are given back.
+        case done(AutoLoginResult, revocation: PendingRevocation? = nil)
         /// The login changed while the request was out: `current` is what the store holds now.
-        case superseded(current: LoginSession?, revocation: PendingRevocation?)
+        case changed(current: LoginSession?, revocation: PendingRevocation? = nil)
+        /// The lease was overtaken before the request went out; `session` is the login step 1 read.
+        case overtaken(LoginSession)
 
         /// The `outcome` dimension of `sortedvault_refreshes_total`.
         var outcome: String {
             switch self {
-            case .answer(let result, _): result.outcome
-            case .superseded: "superseded"
+            case .done(let result, _): result.outcome
+            case .changed, .overtaken: "superseded"
             }
         }
     }
 
-    /// The one place a refresh request is made.
+    /// What follows a round.
+    private enum Next {
+        case answer(AutoLoginResult)
+        /// Another round, for the login as it is now.
+        case again(LoginSession)
+    }
+
+    /// Told when the login changed under two rounds in a row.
+    private static var changedMeanwhile: String { "the login changed while it was being refreshed; ask again" }
+
+    /// The one place a refresh request is made. `claimed` is used by the first round instead of a
+    /// claim. Waiting for other managers is bounded: the holder's lease, then one of whoever
+    /// follows. When the login changed under the request (a refresh token rotated elsewhere, a new
+    /// sign-in that already needs a refresh) there is one more round, never more.
     func refreshFlight(_ key: ItemKey, asker: Asker, validFor: TimeInterval, claimed: DueRefresh? = nil) async throws -> AutoLoginResult {
-        // Used by the first round's step 2, instead of a claim; given back if that round asks nothing.
         var claimed = claimed
         let item = try SessionItems.item(for: key)
-        // Waiting for other managers is bounded: the holder's lease, then one of whoever follows.
         let waitUntil = clock.now.addingTimeInterval(2 * configuration.refreshLease)
-        // One more round when the login changed under the request (a refresh token rotated
-        // elsewhere, a new sign-in that already needs a refresh); never more.
         var supersededRounds = 0
         while true {
             // Subscribed before the store is read, so no change after the read goes unseen.
             let hints = await store.changes(of: item)
-            let session: LoginSession, usedToken: SecureBytes
-            let plan: Plan
-            do {
-                plan = try await withKeyLock(key, { try await planRefresh(key, asker: asker, validFor: validFor) })
-            } catch {
-                if let unused = claimed { await giveBack(unused.lease, answerLost: false) }
-                throw error
-            }
-            switch plan {
-            case .answer(let result):
-                // A claimed login that needs no request (gone, ended, no refresh token).
-                if let unused = claimed { await giveBack(unused.lease, answerLost: false) }
-                return result
-            case .request(let stored, let refreshToken): (session, usedToken) = (stored, refreshToken)
-            }
-            let claim: LeaseClaim
+            let round: Round
             if let due = claimed {
-                claim = .granted(due.lease, answersLost: due.answersLost)
                 claimed = nil
+                round = try await claimedRound(due, for: key, asker: asker, validFor: validFor)
             } else {
+                let session: LoginSession, usedToken: SecureBytes
+                switch try await withKeyLock(key, { try await planRefresh(key, asker: asker, validFor: validFor) }) {
+                case .answer(let result): return result
+                case .request(let stored, let refreshToken): (session, usedToken) = (stored, refreshToken)
+                }
+                let claim: LeaseClaim
                 do {
                     claim = try await store.claimRefresh(of: item, owner: leaseOwner, duration: configuration.refreshLease)
                 } catch let error as VaultError where error.code == .notFound && supersededRounds == 0 {
@@ -136,84 +138,111 @@ extension SessionManager {
                     supersededRounds += 1
                     continue
                 }
-            }
-            let lease: RefreshLease, answersLost: Int
-            switch claim {
-            case .granted(let granted, let lost):
-                (lease, answersLost) = (granted, lost)
-                let current: LoginSession?
-                do {
-                    current = try await withKeyLock(key) { try await storedSession(key) }
-                } catch {
-                    await giveBack(lease, answerLost: false)
-                    throw error
-                }
-                guard let current, current.loginID == session.loginID, current.refreshToken.map({ $0 == usedToken }) ?? false else {
-                    await giveBack(lease, answerLost: false)
-                    guard let current else { return .reauthRequired(.noSession) }
-                    if current.isValid(at: clock.now, forAtLeast: validFor) { return .valid(AccessGrant(current)) }
-                    supersededRounds += 1
-                    if supersededRounds == 2 {
-                        return .offline(validGrant(current), reason: "the login changed while it was being refreshed; ask again")
+                switch claim {
+                case .granted(let lease, let answersLost):
+                    round = try await withRefreshLease(lease) { held in
+                        try await request(session, usedToken: usedToken, for: key, under: &held, answersLost: answersLost)
                     }
+                case .held(_, let until):
+                    guard clock.now < waitUntil else {
+                        return .offline(validGrant(session), reason: "another sortedvault instance is refreshing this login and has not finished; ask again")
+                    }
+                    await waitForHolder(hints, until: until)
                     continue
                 }
-            case .held(_, let until):
-                guard clock.now < waitUntil else {
-                    return .offline(validGrant(session), reason: "another sortedvault instance is refreshing this login and has not finished; ask again")
-                }
-                await waitForHolder(hints, until: until)
-                continue
             }
-            let answer: RefreshAnswer
-            if answersLost >= 2 {
-                // Two answers lost one after another: no third request, it could not tell which token is current.
-                answer = .lost("the answers to the last refresh requests were lost")
-            } else {
-                // Recorded before it is sent: only a lease whose request may have gone out counts as
-                // a lost answer if it runs out. A store that cannot record it hears of no request.
-                let recorded: Bool
-                do {
-                    recorded = try await store.recordRequest(under: lease)
-                } catch {
-                    await giveBack(lease, answerLost: false)
-                    throw error
-                }
-                guard recorded else {
-                    // Overtaken since the claim (it ran out and another took it, or a sign-in or a
-                    // logout replaced the login): read again.
-                    supersededRounds += 1
-                    if supersededRounds == 2 {
-                        return .offline(validGrant(session), reason: "the login changed while it was being refreshed; ask again")
-                    }
-                    continue
-                }
-                answer = await verified(await oauth.refresh(session, refreshToken: usedToken), for: session)
-            }
-            let applied: Applied
-            do {
-                applied = try await withKeyLock(key) {
-                    try await apply(answer, to: session, usedToken: usedToken, lease: lease, inDoubt: answersLost >= 1, for: key)
-                }
-            } catch {
-                metrics.refresh("failed")
-                throw error
-            }
-            metrics.refresh(applied.outcome)
-            switch applied {
-            case .answer(let result, let revocation):
-                if let revocation { _ = try? await deliver(revocation) }
-                return result
-            case .superseded(let current, let revocation):
-                if let revocation { _ = try? await deliver(revocation) }
-                guard let current else { return .reauthRequired(.noSession) }
-                if current.isValid(at: clock.now, forAtLeast: validFor) { return .valid(AccessGrant(current)) }
+            switch await next(after: round, validFor: validFor) {
+            case .answer(let result): return result
+            case .again(let latest):
                 supersededRounds += 1
-                if supersededRounds == 2 {
-                    return .offline(validGrant(current), reason: "the login changed while it was being refreshed; ask again")
-                }
+                if supersededRounds == 2 { return .offline(validGrant(latest), reason: Self.changedMeanwhile) }
             }
         }
+    }
+
+    /// After a round: the answer for the callers, or the login to try again with. Revocations the
+    /// round queued are sent here, with no lease or lock held.
+    private func next(after round: Round, validFor: TimeInterval) async -> Next {
+        switch round {
+        case .done(let result, let revocation):
+            if let revocation { _ = try? await deliver(revocation) }
+            return .answer(result)
+        case .changed(let current, let revocation):
+            if let revocation { _ = try? await deliver(revocation) }
+            guard let current else { return .answer(.reauthRequired(.noSession)) }
+            if current.isValid(at: clock.now, forAtLeast: validFor) { return .answer(.valid(AccessGrant(current))) }
+            return .again(current)
+        case .overtaken(let session):
+            return .again(session)
+        }
+    }
+
+    /// A round started under the lease a claim of due logins took (``refreshDueLogins(validFor:)``):
+    /// step 1 under it, and steps 2 to 4 if step 1 asks the provider; given back if it asks nothing.
+    private func claimedRound(_ due: DueRefresh, for key: ItemKey, asker: Asker, validFor: TimeInterval) async throws -> Round {
+        try await withRefreshLease(due.lease) { held in
+            switch try await withKeyLock(key, { try await planRefresh(key, asker: asker, validFor: validFor) }) {
+            case .answer(let result):
+                // A claimed login that needs no request (gone, ended, valid, no refresh token).
+                return .done(result)
+            case .request(let session, let refreshToken):
+                return try await request(session, usedToken: refreshToken, for: key, under: &held, answersLost: due.answersLost)
+            }
+        }
+    }
+
+    /// Steps 2 (once the lease is granted) to 4, under `held`: read the login again, record the
+    /// request, ask the provider, and apply its answer.
+    private func request(_ session: LoginSession, usedToken: SecureBytes, for key: ItemKey,
+                         under held: inout HeldLease, answersLost: Int) async throws -> Round {
+        let current = try await withKeyLock(key) { try await storedSession(key) }
+        guard let current, current.loginID == session.loginID, current.refreshToken.map({ $0 == usedToken }) ?? false else {
+            return .changed(current: current)
+        }
+        let answer: RefreshAnswer
+        if answersLost >= 2 {
+            // Two answers lost one after another: no third request, it could not tell which token is current.
+            answer = .lost("the answers to the last refresh requests were lost")
+        } else {
+            // Recorded before it is sent: only a lease whose request may have gone out counts as
+            // a lost answer if it runs out. A store that cannot record it hears of no request.
+            guard try await store.recordRequest(under: held.lease) else {
+                // Overtaken since the claim (it ran out and another took it, or a sign-in or a
+                // logout replaced the login): the lease is no longer this manager's to give back.
+                held.ending = .spent
+                return .overtaken(session)
+            }
+            answer = await verified(await oauth.refresh(session, refreshToken: usedToken), for: session)
+        }
+        let round: Round
+        do {
+            round = try await withKeyLock(key) {
+                try await apply(answer, to: session, usedToken: usedToken, under: &held, inDoubt: answersLost >= 1, for: key)
+            }
+        } catch {
+            metrics.refresh("failed")
+            throw error
+        }
+        metrics.refresh(round.outcome)
+        return round
+    }
+
+    /// Runs `body` under `lease`, then gives the lease back as the body left it
+    /// (``HeldLease/ending``), whether the body returned or threw: no path can forget it.
+    private func withRefreshLease<T>(_ lease: RefreshLease, _ body: (inout HeldLease) async throws -> T) async throws -> T {
+        var held = HeldLease(lease: lease)
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await body(&held))
+        } catch {
+            result = .failure(error)
+        }
+        switch held.ending {
+        case .giveBack: await giveBack(lease, answerLost: false)
+        case .answerLost: await giveBack(lease, answerLost: true)
+        case .spent: break
+        }
+        return try result.get()
     }
 
     /// Step 2's wait: until the store hints at a change, the holder's lease runs out (`until`), or
@@ -283,8 +312,8 @@ extension SessionManager {
 
     /// Step 4, under the key lock: applies the provider's answer to the login it was made for.
     /// `inDoubt`: the answer to an earlier request with the same refresh token was lost.
-    private func apply(_ answer: RefreshAnswer, to session: LoginSession, usedToken: SecureBytes, lease: RefreshLease,
-                       inDoubt: Bool, for key: ItemKey) async throws -> Applied {
+    private func apply(_ answer: RefreshAnswer, to session: LoginSession, usedToken: SecureBytes, under held: inout HeldLease,
+                       inDoubt: Bool, for key: ItemKey) async throws -> Round {
         let current: LoginSession?
         do {
             current = try await storedSession(key)
@@ -292,75 +321,84 @@ extension SessionManager {
             // The store went away while the provider answered. New tokens may mean the refresh
             // token was rotated: keep them, still under this lease (which fences the write if the
             // login changes meanwhile), and write them once the store is back.
-            if case .tokens(let response) = answer { keepUncommitted(session.refreshed(with: response, at: clock.now), lease, for: key, error) }
+            switch answer {
+            case .tokens(let response):
+                keepUncommitted(session.refreshed(with: response, at: clock.now), held.lease, for: key, error)
+                held.ending = .spent
+            case .lost: held.ending = .answerLost
+            case .invalidGrant, .transient, .rejected: break
+            }
             throw error
         }
         let unchanged = current.map { $0.loginID == session.loginID && ($0.refreshToken.map { $0 == usedToken } ?? false) } ?? false
         switch answer {
         case .tokens(let response):
             let next = session.refreshed(with: response, at: clock.now)
-            guard unchanged else {
-                await giveBack(lease, answerLost: false)
-                return .superseded(current: current, revocation: try await discard(next, for: key))
-            }
-            let written: Bool
-            do {
-                written = try await commit(next, for: key, holding: lease)
-            } catch {
-                // The provider may have rotated the refresh token: keep the new one in memory and
-                // write it, still under this lease, before anything else touches this login.
-                keepUncommitted(next, lease, for: key, error)
-                throw error
-            }
-            guard written else {
-                metrics.fencedCommit()
-                // The lease ran out and another manager took the login over (or a sign-in or a
-                // logout replaced it): this answer came too late, as one after a logout does.
-                return .superseded(current: try await storedSession(key), revocation: try await discard(next, for: key))
-            }
-            retries[key] = nil
-            track(next, for: key)
-            publish(.refreshed, key)
-            return .answer(.refreshed(AccessGrant(next)))
-        case .invalidGrant:
+            guard unchanged else { return .changed(current: current, revocation: try await discard(next, for: key)) }
+            return try await applyTokens(next, under: &held, for: key)
+        case .invalidGrant, .lost:
             // Another refresh, a new sign-in or a logout may have won: only the login the request
-            // was made for is wiped.
-            guard unchanged, let current else {
-                await giveBack(lease, answerLost: false)
-                return .superseded(current: current, revocation: nil)
-            }
-            if inDoubt { return try await endInDoubt(current, for: key) }
-            try await wipe(key, event: .reauthRequired)
-            return .answer(.reauthRequired(.refreshRejected))
-        case .lost(let reason):
-            guard unchanged, let current else {
-                await giveBack(lease, answerLost: false)
-                return .superseded(current: current, revocation: nil)
-            }
-            if inDoubt { return try await endInDoubt(current, for: key) }
-            let told = await holdBack(key, reason, lease: lease)
-            await giveBack(lease, answerLost: true)
-            return .answer(.offline(validGrant(current), reason: told))
+            // was made for is ended or held back.
+            guard unchanged, let current else { return .changed(current: current) }
+            return try await applyFailure(answer, to: current, under: &held, inDoubt: inDoubt, for: key)
         case .transient(let reason):
-            guard let current else {
-                await giveBack(lease, answerLost: false)
-                return .answer(.reauthRequired(.noSession))
-            }
-            let told = await holdBack(key, reason, lease: lease)
-            await giveBack(lease, answerLost: false)
-            return .answer(.offline(validGrant(current), reason: told))
+            guard let current else { return .done(.reauthRequired(.noSession)) }
+            return .done(.offline(validGrant(current), reason: await holdBack(key, reason, lease: held.lease)))
         case .rejected(let error, let description):
-            if current != nil {
-                // Not retried by the background work before the hold-back a failure earns.
-                let failures = (retries[key]?.failures ?? 0) + 1
-                await postponeDue(lease, for: key, until: clock.now.addingTimeInterval(
-                    configuration.retry.delay(afterFailures: failures, random: random())))
-            }
-            await giveBack(lease, answerLost: false)
-            guard current != nil else { return .answer(.reauthRequired(.noSession)) }
+            guard current != nil else { return .done(.reauthRequired(.noSession)) }
+            // Not retried by the background work before the hold-back a failure earns.
+            let failures = (retries[key]?.failures ?? 0) + 1
+            await postponeDue(held.lease, for: key, until: clock.now.addingTimeInterval(
+                configuration.retry.delay(afterFailures: failures, random: random())))
             throw VaultError(.providerRejected,
                 "the provider refused to refresh this login (\(error)\(description.map { ": \($0)" } ?? "")); check the provider settings saved with it (client id and secret, API key, endpoints), then sign in again")
         }
+    }
+
+    /// Step 4 for a rejected refresh token or a lost answer, to the login the request was made for.
+    private func applyFailure(_ answer: RefreshAnswer, to current: LoginSession, under held: inout HeldLease,
+                              inDoubt: Bool, for key: ItemKey) async throws -> Round {
+        if inDoubt {
+            // Should the wipe fail, the lease running out still tells the next claim.
+            held.ending = .answerLost
+            let round = try await endInDoubt(current, for: key)
+            held.ending = .spent
+            return round
+        }
+        guard case .lost(let reason) = answer else {
+            try await wipe(key, event: .reauthRequired)
+            held.ending = .spent
+            return .done(.reauthRequired(.refreshRejected))
+        }
+        held.ending = .answerLost
+        return .done(.offline(validGrant(current), reason: await holdBack(key, reason, lease: held.lease)))
+    }
+
+    /// Step 4 for new tokens, made for the login still stored: written while `held` is still the
+    /// login's latest lease.
+    private func applyTokens(_ next: LoginSession, under held: inout HeldLease, for key: ItemKey) async throws -> Round {
+        let written: Bool
+        do {
+            written = try await commit(next, for: key, holding: held.lease)
+        } catch {
+            // The provider may have rotated the refresh token: keep the new one in memory and
+            // write it, still under this lease, before anything else touches this login.
+            keepUncommitted(next, held.lease, for: key, error)
+            held.ending = .spent
+            throw error
+        }
+        // Written, the write ended the lease; not written, it is another manager's now.
+        held.ending = .spent
+        guard written else {
+            metrics.fencedCommit()
+            // The lease ran out and another manager took the login over (or a sign-in or a
+            // logout replaced it): this answer came too late, as one after a logout does.
+            return .changed(current: try await storedSession(key), revocation: try await discard(next, for: key))
+        }
+        retries[key] = nil
+        track(next, for: key)
+        publish(.refreshed, key)
+        return .done(.refreshed(AccessGrant(next)))
     }
 
     /// Records a failed attempt for the background work's hold-back, in the store's due time too
@@ -390,11 +428,11 @@ extension SessionManager {
     /// The retry after a lost answer failed too: the provider may hold a refresh token this login
     /// never got, and no request could tell which token is current. The login ends as a logout
     /// ends it (the wipe with its revocation queued in the same step, which also ends its lease).
-    private func endInDoubt(_ session: LoginSession, for key: ItemKey) async throws -> Applied {
+    private func endInDoubt(_ session: LoginSession, for key: ItemKey) async throws -> Round {
         logger.warning("a refresh answer was lost twice and the provider may have rotated the refresh token; the login ends")
         let revocation = try await wipe(key, event: .reauthRequired, revoking: session)
         endedInDoubt.insert(key)
-        return .answer(.reauthRequired(.rotationInDoubt), revocation: revocation)
+        return .done(.reauthRequired(.rotationInDoubt), revocation: revocation)
     }
 
     /// Releases `lease`. A failure only makes the others wait until it runs out, and counts the
@@ -411,6 +449,24 @@ extension SessionManager {
     func validGrant(_ session: LoginSession) -> AccessGrant? {
         session.accessTokenIsValid(at: clock.now) ? AccessGrant(session) : nil
     }
+}
+
+/// A refresh lease held for the scope of `withRefreshLease`, and what is to become of it at the
+/// scope's end.
+struct HeldLease {
+    enum Ending {
+        /// Given back: the next claim starts afresh.
+        case giveBack
+        /// Given back with the request's answer counted as lost: the next claim is the one retry
+        /// with the same refresh token.
+        case answerLost
+        /// Not given back: a write under it ended it (a commit, a wipe), another manager overtook
+        /// it, or refreshed tokens the store could not take are kept under it.
+        case spent
+    }
+
+    let lease: RefreshLease
+    var ending = Ending.giveBack
 }
 
 /// A refresh under way, with the number that tells it from a later one for the same login.
