@@ -61,7 +61,7 @@ private struct ServerWriter {
         if hasLookups {
             line(1, "/// The service a `@service … lookup` parameter stands for (a sign-in's flow ID), nil when none;")
             line(1, "/// a rule for some services then allows the call, so its body can say the thing is gone.")
-            line(1, "func lookupService(_ value: String, for method: \(types).Method, peer: PeerCredentials) async -> String?")
+            line(1, "func lookupService(_ value: String, for method: \(types).Method, peer: PeerCredentials) -> String?")
         }
         line(0, "}")
     }
@@ -126,11 +126,9 @@ private struct ServerWriter {
             line(4, "return try \(name)(request, call: call).varlink")
         case .lookup(let parameter):
             line(4, "let request = try \(request)(from: parameters)")
-            line(4, "return .task {")
-            line(5, "let service = await lookupService(request.\(parameter), for: .\(name), peer: call.peer)")
-            line(5, check("service"))
-            line(5, "return try await \(name)(request, call: call).reply()")
-            line(4, "}")
+            line(4, "let service = lookupService(request.\(parameter), for: .\(name), peer: call.peer)")
+            line(4, check("service"))
+            line(4, "return try \(name)(request, call: call).varlink")
         }
     }
 }

@@ -223,7 +223,7 @@ struct DaemonParts: Sendable {
                 refreshLease: max(SessionManager.Configuration().refreshLease, 2 * providerDeadline),
                 deviceFlow: settings.sessionDeviceFlow),
             logger: logger, logName: { logNames.field($0) }, metrics: metrics)
-        await sessions.useOpenID(OIDCCacheVerifier(
+        sessions.useOpenID(OIDCCacheVerifier(
             cache: OIDCProviderCache(fetcher: HTTPDocumentFetcher(), clock: configuration.clock)))
         return sessions
     }

@@ -41,8 +41,8 @@ final class SessionService: SessionInterfaceServer {
 
     /// The service of a sign-in flow of the caller's uid (CompleteLogin, CancelLogin check the
     /// policy for it).
-    func lookupService(_ value: String, for method: SessionInterface.Method, peer: PeerCredentials) async -> String? {
-        await sessions.signInService(value, owner: peer.uid)
+    func lookupService(_ value: String, for method: SessionInterface.Method, peer: PeerCredentials) -> String? {
+        sessions.signInService(value, owner: peer.uid)
     }
 
     // MARK: Logins
@@ -198,26 +198,18 @@ final class SessionService: SessionInterfaceServer {
     }
 
     func cancelLogin(_ request: SessionInterface.CancelLogin.Request, call: DaemonCall) throws -> Answer<SessionInterface.CancelLogin.Reply> {
-        .later { try await self.cancelLogin(request, peer: call.peer) }
-    }
-
-    private func cancelLogin(_ request: SessionInterface.CancelLogin.Request, peer: PeerCredentials) async throws -> SessionInterface.CancelLogin.Reply {
-        return SessionInterface.CancelLogin.Reply(cancelled: await sessions.cancelSignIn(request.flowId, owner: peer.uid))
+        .now(SessionInterface.CancelLogin.Reply(cancelled: sessions.cancelSignIn(request.flowId, owner: call.peer.uid)))
     }
 
     /// Ends the caller's uid's sign-ins (of a service, when named) whose service the policy lets
     /// this caller `session.login`, whichever of the user's programs began them.
     func cancelLogins(_ request: SessionInterface.CancelLogins.Request, call: DaemonCall) throws -> Answer<SessionInterface.CancelLogins.Reply> {
-        .later { try await self.cancelLogins(request, peer: call.peer) }
-    }
-
-    private func cancelLogins(_ request: SessionInterface.CancelLogins.Request, peer: PeerCredentials) async throws -> SessionInterface.CancelLogins.Reply {
-        let service = request.service
-        let cancelled = await sessions.cancelSignIns(owner: peer.uid) { pending in
+        let service = request.service, peer = call.peer
+        let cancelled = sessions.cancelSignIns(owner: peer.uid) { pending in
             (service == nil || Array(pending.utf8) == Array(service!.utf8)) && access.allows(peer, SessionInterface.CancelLogins.operation, service: pending)
         }
         logger.info("sign-ins cancelled", metadata: ["uid": "\(peer.uid)", "count": "\(cancelled)"])
-        return SessionInterface.CancelLogins.Reply(cancelled: Int64(cancelled))
+        return .now(SessionInterface.CancelLogins.Reply(cancelled: Int64(cancelled)))
     }
 
     /// Streams events until the client goes away. The first reply ("watching") tells the client

@@ -15,16 +15,16 @@ extension SessionManager: LoginService {
     }
 
     /// A sign-in of this process's user (the daemon passes its caller's uid to ``beginSignIn(_:owner:)``).
-    public func beginSignIn(_ request: SignInRequest) async throws -> SignInStart {
+    public nonisolated func beginSignIn(_ request: SignInRequest) async throws -> SignInStart {
         try await beginSignIn(request, owner: getuid())
     }
 
-    public func completeSignIn(_ flowID: String, callbackQuery: SecureBytes) async throws -> SignInResult {
+    public nonisolated func completeSignIn(_ flowID: String, callbackQuery: SecureBytes) async throws -> SignInResult {
         try await completeSignIn(flowID, callbackQuery: callbackQuery, owner: getuid())
     }
 
     @discardableResult
-    public func cancelSignIn(_ flowID: String) async throws -> Bool {
+    public nonisolated func cancelSignIn(_ flowID: String) async throws -> Bool {
         cancelSignIn(flowID, owner: getuid())
     }
 

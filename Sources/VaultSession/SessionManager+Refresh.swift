@@ -212,7 +212,7 @@ extension SessionManager {
                 held.ending = .spent
                 return .overtaken(session)
             }
-            answer = await verified(await oauth.refresh(session, refreshToken: usedToken), for: session)
+            answer = await openIDLogins.verified(await oauth.refresh(session, refreshToken: usedToken), for: session)
         }
         let round: Round
         do {

@@ -149,11 +149,10 @@ public actor SessionManager {
     /// The subscribers of ``events()``.
     let eventHub = SessionEventHub()
     var scheduleObserver: (@Sendable () -> Void)?
-    /// Verifies `oidc` logins (``useOpenID(_:)``); nil refuses them.
-    var openID: (any OpenIDVerifier)?
-    /// The sign-ins begun and not yet completed, with their state, verifier and nonce (see
-    /// `SessionManager+SignIn.swift`).
-    var pendingSignIns = PendingSignIns()
+    /// Verifies `oidc` logins (``useOpenID(_:)``), at sign-in and after each refresh.
+    nonisolated let openIDLogins: OpenIDLogins
+    /// The sign-ins begun and not yet completed, run outside the actor.
+    nonisolated let signIns: SignInFlows
 
     /// - Parameters:
     ///   - store: where logins live; a store that is not a ``LoginLeases`` gets a ``LocalLoginLeases`` of its own.
@@ -193,7 +192,11 @@ public actor SessionManager {
         self.leaseOwner = "manager-" + SecureRandomID.hex(SecureRandomID.make())
         self.sleeper = sleeper
         self.logName = logName
-        self.oauth = OAuthClient(transport: transport)
+        let oauth = OAuthClient(transport: transport)
+        self.oauth = oauth
+        let openIDLogins = OpenIDLogins(logger: logger)
+        self.openIDLogins = openIDLogins
+        self.signIns = SignInFlows(oauth: oauth, clock: clock, sleeper: sleeper, deviceFlow: configuration.deviceFlow, openID: openIDLogins)
         self.clock = clock
         self.configuration = configuration
         self.random = random
@@ -211,7 +214,7 @@ public actor SessionManager {
         if let maximumLifetime, !(maximumLifetime > 0 && maximumLifetime <= 10 * 365 * 86400) {
             throw VaultError.invalidArgument("the maximum lifetime must be between 1 second and 10 years")
         }
-        return try await storeSignIn(try await verifiedSignIn(response, provider: provider), provider: provider, for: key,
+        return try await storeSignIn(try await openIDLogins.verifiedSignIn(response, provider: provider), provider: provider, for: key,
                                      maximumLifetime: maximumLifetime)
     }
 

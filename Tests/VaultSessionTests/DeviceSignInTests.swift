@@ -105,7 +105,7 @@ import VaultTesting
         #expect(polls.allSatisfy { $0["grant_type"] == "urn:ietf:params:oauth:grant-type:device_code" && $0["device_code"] == "DC-secret" })
         #expect(result.key == Self.key)
         #expect(try await rig.sessions.status(Self.key).hasRefreshToken)
-        #expect(await !rig.sessions.cancelSignIn(start.flowID, owner: Self.owner), "a completed sign-in is gone")
+        #expect(!rig.sessions.cancelSignIn(start.flowID, owner: Self.owner), "a completed sign-in is gone")
     }
 
     @Test(arguments: ["expired_token", "access_denied", "invalid_client"])
@@ -116,7 +116,7 @@ import VaultTesting
         #expect(code == .providerRejected)
         #expect(rig.pollTimes.withLock { $0.count } == 2)
         #expect(try await rig.memory.list(service: "com.sorted.app").isEmpty)
-        #expect(await !rig.sessions.cancelSignIn(start.flowID, owner: Self.owner))
+        #expect(!rig.sessions.cancelSignIn(start.flowID, owner: Self.owner))
     }
 
     @Test func theWaitEndsWhenTheCodeExpiresWithoutAnotherPoll() async throws {
@@ -136,7 +136,7 @@ import VaultTesting
         let sessions = rig.sessions
         let code = await vaultErrorCode {
             _ = try await rig.complete(start) {
-                #expect(await sessions.cancelSignIn(start.flowID, owner: Self.owner))
+                #expect(sessions.cancelSignIn(start.flowID, owner: Self.owner))
             }
         }
         #expect(code == .providerRejected)

@@ -46,7 +46,7 @@ import VaultTesting
     func harness(_ script: [ScriptedOAuthTransport.Reply] = []) async throws -> (SessionHarness, ScriptedVerifier, OAuthProvider) {
         let verifier = ScriptedVerifier()
         let h = try SessionHarness(script)
-        await h.sessions.useOpenID(verifier)
+        h.sessions.useOpenID(verifier)
         let provider = try await h.sessions.provider(for: ProviderSettings(kind: .oidc, clientID: "sorted-app", issuer: Self.issuer))
         return (h, verifier, provider)
     }

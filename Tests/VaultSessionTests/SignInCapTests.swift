@@ -42,10 +42,10 @@ import VaultTesting
         try await begin(h, service: "com.sorted.api", program: Self.cli)
         try await begin(h, program: Self.app, owner: Self.owner + 1)
         // A program allowed only com.a.* ends only those; the user then ends the rest; another user's stay.
-        #expect(await h.sessions.cancelSignIns(owner: Self.owner) { $0.hasPrefix("com.a.") } == PendingSignIns.capacityPerProgram)
+        #expect(h.sessions.cancelSignIns(owner: Self.owner) { $0.hasPrefix("com.a.") } == PendingSignIns.capacityPerProgram)
         try await begin(h, program: Self.app)  // room again
-        #expect(await h.sessions.cancelSignIns(owner: Self.owner) { _ in true } == 2)
-        #expect(await h.sessions.cancelSignIns(owner: Self.owner) { _ in true } == 0)
-        #expect(await h.sessions.cancelSignIns(owner: Self.owner + 1) { _ in true } == 1)
+        #expect(h.sessions.cancelSignIns(owner: Self.owner) { _ in true } == 2)
+        #expect(h.sessions.cancelSignIns(owner: Self.owner) { _ in true } == 0)
+        #expect(h.sessions.cancelSignIns(owner: Self.owner + 1) { _ in true } == 1)
     }
 }

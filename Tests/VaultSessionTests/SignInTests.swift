@@ -14,7 +14,7 @@ import VaultTesting
 
     func harness() async throws -> SessionHarness {
         let h = try SessionHarness([])
-        await h.sessions.useOpenID(Verifier())
+        h.sessions.useOpenID(Verifier())
         return h
     }
 
@@ -102,7 +102,7 @@ import VaultTesting
         let query = secure("code=c&state=\(state)")
         #expect(await vaultErrorCode { _ = try await h.sessions.completeSignIn(start.flowID, callbackQuery: query, owner: Self.owner + 1) }
                 == .invalidArgument, "another user's call does not find it")
-        #expect(await h.sessions.cancelSignIn(start.flowID, owner: Self.owner + 1) == false)
+        #expect(h.sessions.cancelSignIn(start.flowID, owner: Self.owner + 1) == false)
         h.transport.enqueue(Self.answer(nonce: nonce))
         _ = try await h.sessions.completeSignIn(start.flowID, callbackQuery: query, owner: Self.owner)
         #expect(await vaultErrorCode { _ = try await h.sessions.completeSignIn(start.flowID, callbackQuery: query, owner: Self.owner) }
@@ -127,7 +127,7 @@ import VaultTesting
         } catch let error as VaultError {
             #expect(error.code == .providerRejected && error.reason.contains("declined"), "\(error)")
         }
-        #expect(await h.sessions.cancelSignIn(start.flowID, owner: Self.owner) == false, "the flow ended")
+        #expect(h.sessions.cancelSignIn(start.flowID, owner: Self.owner) == false, "the flow ended")
     }
 
     @Test func eachUserHasABoundedNumberOfSignInsUnderWay() async throws {

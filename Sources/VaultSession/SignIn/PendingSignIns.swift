@@ -44,7 +44,7 @@ struct DeviceGrant: Sendable {
 /// Why per program: a same-uid program the policy confines to a few services could otherwise fill
 /// the user's whole share and block every sign-in of the user until they expire; now it fills its
 /// own, and the user (any program of the uid allowed `session.login` on their services) can end
-/// them with ``takeAll(owner:now:where:)``.
+/// them (``SignInFlows/cancelAll(owner:where:)``).
 struct PendingSignIns: Sendable {
     static let capacity = 64
     static let capacityPerOwner = 32
@@ -70,12 +70,10 @@ struct PendingSignIns: Sendable {
         flows[flow.id] = flow
     }
 
-    /// Takes out every sign-in of `owner` whose service `allowed` accepts; how many.
-    mutating func takeAll(owner: UInt32, now: Date, where allowed: (String) -> Bool) -> Int {
+    /// Every sign-in of `owner` under way.
+    mutating func all(owner: UInt32, now: Date) -> [PendingSignIn] {
         purge(now)
-        let ended = flows.values.filter { $0.owner == owner && allowed($0.service) }.map(\.id)
-        for id in ended { flows[id] = nil }
-        return ended.count
+        return flows.values.filter { $0.owner == owner }
     }
 
     /// The owner's sign-in `id`, unless it expired, completed or belongs to another user.
