@@ -70,23 +70,9 @@ extension VaultLogin {
     /// `.unavailable` thrown.
     private func within(_ timeout: TimeInterval, waitingFor what: String,
                         _ body: @escaping @Sendable () async throws -> SessionStatus) async throws -> SessionStatus {
-        let sleeper = self.sleeper
-        return try await withThrowingTaskGroup(of: SessionStatus?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Self.sleep(timeout, on: sleeper)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let status = try await group.next() ?? nil else {
-                throw VaultError(.unavailable, "no answer came from \(what) within \(Int(timeout)) s; the sign-in was cancelled, nothing was stored: sign in again")
-            }
-            return status
+        try await DeadlineRace.run(limit: .milliseconds(Int64((timeout * 1000).rounded(.up))), clock: sleeper, body) {
+            .failure(VaultError(.unavailable, "no answer came from \(what) within \(Int(timeout)) s; the sign-in was cancelled, nothing was stored: sign in again"))
         }
-    }
-
-    private static func sleep<C: Clock>(_ seconds: TimeInterval, on clock: C) async throws where C.Duration == Duration {
-        try await clock.sleep(for: .milliseconds(Int64((seconds * 1000).rounded(.up))))
     }
 
     /// Runs `body`; when it throws (cancelled, timed out, refused), the vault's sign-in is ended too

@@ -14,8 +14,10 @@ import VaultCrypto
 /// }
 /// ```
 ///
-/// The database's call deadline (`DatabaseDeadline`) and the daemon's answer deadline
-/// (`AnswerDeadline`) are this race with their own answers at the deadline.
+/// Every deadline is this race, with its own answer at the deadline: the database's call
+/// deadline (`DatabaseDeadline`), the daemon's answer deadline (`AnswerDeadline`), a provider
+/// request's (`ProviderHTTPClient`), the desktop keyring's wait (`NonInteractiveUnlock`) and an
+/// app's sign-in timeout (`VaultLogin.signIn`).
 public enum DeadlineRace {
     /// `operation`'s answer (its error passed through `translate`), or `atDeadline()`'s once `limit`
     /// has passed on `clock`; cancelling the caller cancels the operation and throws `CancellationError`.

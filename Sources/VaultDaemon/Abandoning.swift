@@ -22,20 +22,3 @@ func abandoningOnCancel<T: Sendable>(_ operation: @escaping @Sendable () async t
         work.cancel()
     }
 }
-
-/// The first to come of `operation`'s result and `duration` passing on `clock` (then it throws
-/// `timeout()`): a task-group race whose loser is cancelled. An operation that ignores
-/// cancellation is abandoned (``abandoningOnCancel(_:)``), so the race never waits for it.
-func firstOf<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T, orAfter duration: Duration,
-                          on clock: any Clock<Duration>, timeout: @escaping @Sendable () -> any Error) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await abandoningOnCancel(operation) }
-        group.addTask {
-            try await SleeperClock.sleep(for: duration, on: clock)
-            throw timeout()
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next() else { throw CancellationError() }
-        return first
-    }
-}

@@ -56,7 +56,8 @@ struct NonInteractiveUnlock: Sendable {
     private func fetchFromKeyring(id: String) async throws -> SecureBytes {
         let wait = keyringWait
         let keyring = keyring
-        return try await firstOf({ try await keyring.fetchKey(id: id) }, orAfter: wait, on: sleeper,
-                                 timeout: { VaultError(.unavailable, "the desktop keyring did not answer within \(wait)") })
+        return try await DeadlineRace.run(limit: wait, clock: sleeper, { try await keyring.fetchKey(id: id) }) {
+            .failure(VaultError(.unavailable, "the desktop keyring did not answer within \(wait)"))
+        }
     }
 }

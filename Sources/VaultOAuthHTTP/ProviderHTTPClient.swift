@@ -41,7 +41,7 @@ final class ProviderHTTPClient: Sendable {
     private let deadlineText: String
     private let maximumBodyBytes: Int
     private let trust: ProviderTrust
-    private let sleep: @Sendable (Duration) async throws -> Void
+    private let clock: any Clock<Duration>
 
     /// - Parameters:
     ///   - deadline: the most one request may take in all, connection included.
@@ -55,7 +55,7 @@ final class ProviderHTTPClient: Sendable {
         self.deadlineText = deadlineText
         self.maximumBodyBytes = maximumBodyBytes
         self.trust = trust
-        self.sleep = { try await clock.sleep(for: $0) }
+        self.clock = clock
         var configuration = HTTPClient.Configuration(
             tlsConfiguration: trust.tlsConfiguration(),
             redirectConfiguration: .disallow,
@@ -86,19 +86,12 @@ final class ProviderHTTPClient: Sendable {
                                 read: @escaping @Sendable (_ status: Int, _ body: UnsafeRawBufferPointer) -> Answer) async throws -> Answer {
         let outcome: Answer
         do {
-            outcome = try await withThrowingTaskGroup(of: Answer?.self) { group in
-                group.addTask { try await self.exchange(request, ifTooLarge: ifTooLarge, read: read) }
-                group.addTask { [sleep, deadline] in
-                    try await sleep(deadline)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                // The first to finish decides: an answer, or the deadline (nil).
-                guard let first = try await group.next(), let answer = first else {
-                    throw OAuthTransportError("\(host) did not answer within \(deadlineText)")
-                }
-                return answer
-            }
+            // The first to finish decides: an answer, or the deadline, which cancels the request.
+            outcome = try await DeadlineRace.run(limit: deadline, clock: clock, {
+                try await self.exchange(request, ifTooLarge: ifTooLarge, read: read)
+            }, atDeadline: { [deadlineText] in
+                .failure(OAuthTransportError("\(host) did not answer within \(deadlineText)"))
+            })
         } catch let error as OAuthTransportError {
             throw error
         } catch where Task.isCancelled {

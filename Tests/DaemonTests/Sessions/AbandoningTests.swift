@@ -1,11 +1,13 @@
 import Foundation
 import Testing
+import VaultCore
 import VaultCrypto
 import VaultTesting
 @testable import VaultDaemon
 
 /// The daemon's races: an operation that may hang (a keyring call) against cancellation, or against
-/// a deadline on the injected clock. Driven by a manual clock, never by real time.
+/// a deadline on the injected clock (``DeadlineRace``, the one deadline race). Driven by a manual
+/// clock, never by real time.
 @Suite(.timeLimit(.minutes(20))) struct AbandoningTests {
     struct TimedOut: Error {}
 
@@ -31,9 +33,10 @@ import VaultTesting
 
     @Test func theOperationsAnswerWinsAndTheDeadlineIsCancelled() async throws {
         let sleeper = ManualSleepClock()
-        let value = try await firstOf({ 42 }, orAfter: .seconds(5), on: sleeper, timeout: { TimedOut() })
+        let value = try await DeadlineRace.run(limit: .seconds(5), clock: sleeper, { 42 }) { .failure(TimedOut()) }
         #expect(value == 42)
-        #expect(sleeper.sleeping == 0)
+        // The deadline's sleep is cancelled, not awaited: it ends on its own, soon after.
+        try await waitUntil("the deadline's sleep to be cancelled") { sleeper.sleeping == 0 }
     }
 
     @Test func theDeadlineOnTheInjectedClockWinsOverAHungOperation() async throws {
@@ -41,7 +44,7 @@ import VaultTesting
         let clock = ManualClock(mirror: sleeper.reach)
         let hang = Hang()
         defer { hang.release() }
-        let race = Task { try await firstOf({ await hang.run() }, orAfter: .seconds(5), on: sleeper, timeout: { TimedOut() }) }
+        let race = Task { try await DeadlineRace.run(limit: .seconds(5), clock: sleeper, { await hang.run() }) { .failure(TimedOut()) } }
         try await waitUntil("the deadline to arm and the operation to start") { sleeper.sleeping == 1 && hang.hasStarted }
         clock.advance(by: 4)
         #expect(sleeper.sleeping == 1, "the deadline ended early")
