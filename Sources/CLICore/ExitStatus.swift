@@ -23,4 +23,5 @@ extension ExitStatus: ErrorReplyCode {
     public static var invalidParameter: ExitStatus { .usage }
     public static var unsupported: ExitStatus { .daemonUnreachable }
     public static var providerRejected: ExitStatus { .failure }
+    public static var callbackMismatch: ExitStatus { .failure }
 }

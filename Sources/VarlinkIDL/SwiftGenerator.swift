@@ -390,7 +390,35 @@ private struct Generator {
         }
         line(2, "/// Every error type of the interface, to decode an error reply by its name.")
         line(2, "public static var all: [any InterfaceError.Type] { [\(errors.map { "\($0.name).self" }.joined(separator: ", "))] }")
+        replyEnum()
         line(1, "}")
+    }
+
+    /// `Errors.Reply`: an error reply of the interface read by its type's generated decoder, one
+    /// case per error, so a client's switch over it names every error the interface declares.
+    mutating func replyEnum() {
+        guard !errors.isEmpty else { return }
+        line(0)
+        line(2, "/// An error reply of the interface, read by its error type's decoder.")
+        line(2, "public enum Reply: Sendable, Equatable {")
+        for member in errors {
+            line(3, "case \(Self.identifier(SwiftGenerator.lowerCamel(member.name)))(\(member.name))")
+        }
+        line(0)
+        line(3, "/// The error `name` names, read from `parameters`; nil when the interface declares no")
+        line(3, "/// such error, or the parameters are not of its shape.")
+        line(3, "public init?(name: String, parameters: [String: JSONValue]) {")
+        line(4, "switch name {")
+        for member in errors {
+            line(4, "case \(member.name).name:")
+            line(5, "guard let error = \(member.name).decode(parameters) else { return nil }")
+            line(5, "self = .\(Self.identifier(SwiftGenerator.lowerCamel(member.name)))(error)")
+        }
+        line(4, "default:")
+        line(5, "return nil")
+        line(4, "}")
+        line(3, "}")
+        line(2, "}")
     }
 
     mutating func embed(_ file: [UInt8], fileName: String) {

@@ -15,6 +15,8 @@ public protocol ErrorReplyCode {
     static var unsupported: Self { get }
     /// The OAuth2 provider refused (`ProviderRejected`).
     static var providerRejected: Self { get }
+    /// A sign-in's callback carried another sign-in's state (`LoginStateMismatch`).
+    static var callbackMismatch: Self { get }
     /// The daemon's store failed, or an error this client does not know.
     static var failure: Self { get }
 }
@@ -27,8 +29,11 @@ public protocol ErrorReplyCode {
 /// // code == .locked, reason == "the vault is locked: run `sortedvault unlock`"
 /// ```
 ///
-/// Parameters are read one by one and leniently: a reply missing some of them still gives its
-/// error's text. Error parameters never hold secrets, so the message holds none either.
+/// A reply is read by its error type's generated decoder (`Errors.Reply`), and the switches below
+/// name every error the interface files declare: an error added to them is a build error here
+/// until it has its code and text. A reply of an undeclared error, or of a declared one whose
+/// parameters are not of its shape, is a failure naming the error. Error parameters never hold
+/// secrets, so the message holds none either.
 public enum ErrorReply {
     /// An error reply to a call of `org.sortedvault.vault`; a session error is not one it expects.
     public static func vault<Code: ErrorReplyCode>(_ name: String, _ parameters: [String: JSONValue],
@@ -45,45 +50,53 @@ public enum ErrorReply {
     }
 
     private static func read<Code: ErrorReplyCode>(_ name: String, _ parameters: [String: JSONValue]) -> (code: Code, message: String) {
-        typealias V = VaultInterface
-        typealias S = SessionInterface
-        let reason = parameters["reason"]?.stringValue
-        let service = (parameters["service"]?.stringValue ?? "").debugDescription
-        let account = (parameters["account"]?.stringValue ?? "").debugDescription
-        let locked = "the vault is locked: run `sortedvault unlock`"
+        if let error = VaultInterface.Errors.Reply(name: name, parameters: parameters) { return vault(error) }
+        if let error = SessionInterface.Errors.Reply(name: name, parameters: parameters) { return session(error) }
         switch name {
-        case V.NotFound.name:
-            return (.notFound, "no item for service \(service), account \(account)")
-        case S.NoSession.name:
-            return (.notFound, "no login is stored for service \(service), account \(account); sign in")
-        case V.Locked.name:
-            return (.locked, reason ?? locked)
-        case S.Locked.name:
-            return (.locked, locked)  // the session interface's Locked carries no reason
-        case V.PermissionDenied.name, S.PermissionDenied.name, "org.varlink.service.PermissionDenied":
-            let operation = parameters["operation"]?.stringValue ?? "this"
-            return (.permissionDenied,
-                    "the daemon's access policy does not allow \(operation); ask the vault's owner to add a rule to its policy")
-        case V.InvalidParameter.name, S.InvalidParameter.name, "org.varlink.service.InvalidParameter":
-            return (.invalidParameter, reason ?? "invalid parameter \(parameters["parameter"]?.stringValue ?? "")")
-        case V.WrongPassphrase.name:
-            return (.wrongPassphrase, "wrong passphrase: the vault did not unlock; check it and try again")
-        case V.TooManyAttempts.name:
-            let wait = parameters["retryAfterSeconds"]?.doubleValue ?? 1
-            return (.wrongPassphrase, "too many failed unlocks: wait \(Int(wait.rounded(.up))) s and try again")
-        case V.IntegrityFailure.name:
-            return (.integrityFailure, reason ?? "a stored item failed its integrity check")
-        case S.IntegrityFailure.name:
-            return (.integrityFailure, reason ?? "a stored login failed its integrity check")
-        case V.Unsupported.name, S.Unsupported.name:
-            return (.unsupported, reason ?? "the daemon cannot do this in its current configuration")
-        case S.ProviderRejected.name:
-            // Read leniently: a reply with a reason but no provider error code still says why.
-            return (.providerRejected, reason ?? "the provider refused the request")
-        case V.StorageFailure.name, S.StorageFailure.name:
-            return (.failure, reason ?? "the daemon's store failed")
+        case "org.varlink.service.PermissionDenied":
+            return (.permissionDenied, denied(nil))
+        case "org.varlink.service.InvalidParameter":
+            return (.invalidParameter, "invalid parameter \(parameters["parameter"]?.stringValue ?? "")")
         default:
             return (.failure, "the daemon answered with \(name)")
+        }
+    }
+
+    private static let locked = "the vault is locked: run `sortedvault unlock`"
+
+    private static func denied(_ operation: String?) -> String {
+        "the daemon's access policy does not allow \(operation ?? "this"); ask the vault's owner to add a rule to its policy"
+    }
+
+    private static func vault<Code: ErrorReplyCode>(_ error: VaultInterface.Errors.Reply) -> (code: Code, message: String) {
+        switch error {
+        case .notFound(let error):
+            (.notFound, "no item for service \(error.service.debugDescription), account \(error.account.debugDescription)")
+        case .locked(let error): (.locked, error.reason ?? locked)
+        case .permissionDenied(let error): (.permissionDenied, denied(error.operation))
+        case .invalidParameter(let error): (.invalidParameter, error.reason)
+        case .wrongPassphrase: (.wrongPassphrase, "wrong passphrase: the vault did not unlock; check it and try again")
+        case .tooManyAttempts(let error):
+            (.wrongPassphrase, "too many failed unlocks: wait \(Int(error.retryAfterSeconds.rounded(.up))) s and try again")
+        case .integrityFailure(let error): (.integrityFailure, error.reason)
+        case .storageFailure(let error): (.failure, error.reason)
+        case .unsupported(let error): (.unsupported, error.reason)
+        }
+    }
+
+    private static func session<Code: ErrorReplyCode>(_ error: SessionInterface.Errors.Reply) -> (code: Code, message: String) {
+        switch error {
+        case .loginStateMismatch:
+            (.callbackMismatch, "the callback's state is not this sign-in's: it was ignored, and the sign-in still waits for its own")
+        case .noSession(let error):
+            (.notFound, "no login is stored for service \(error.service.debugDescription), account \(error.account.debugDescription); sign in")
+        case .locked: (.locked, locked)  // the session interface's Locked carries no reason
+        case .permissionDenied(let error): (.permissionDenied, denied(error.operation))
+        case .invalidParameter(let error): (.invalidParameter, error.reason)
+        case .providerRejected(let error): (.providerRejected, error.reason)
+        case .integrityFailure(let error): (.integrityFailure, error.reason)
+        case .storageFailure(let error): (.failure, error.reason)
+        case .unsupported(let error): (.unsupported, error.reason)
         }
     }
 }

@@ -21,9 +21,6 @@ public enum SessionWireError {
     /// The vault error a client reports for an error reply of this interface
     /// (``ErrorReply/session(_:_:as:)``).
     public static func decode(_ name: String, _ parameters: [String: JSONValue]) -> VaultError {
-        if name == SessionInterface.LoginStateMismatch.name {
-            return VaultError(.callbackMismatch, "the callback's state is not this sign-in's: it was ignored, and the sign-in still waits for its own")
-        }
         let (code, reason) = ErrorReply.session(name, parameters, as: VaultError.Code.self)
         return VaultError(code, reason)
     }
