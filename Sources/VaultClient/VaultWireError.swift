@@ -1,14 +1,6 @@
 import BoundedJSON
-import Varlink
 import VaultAPI
 import VaultCore
-
-extension VarlinkError {
-    /// The error reply of an interface's declared error, its parameters written by the generated type.
-    public init(_ error: some InterfaceError) {
-        self.init(name: type(of: error).name, parameters: error.parameters)
-    }
-}
 
 /// Reads the interface's error replies back into `VaultError`, so that a client sees the same
 /// `VaultError.Code` it would get from an in-process store (the daemon writes them:

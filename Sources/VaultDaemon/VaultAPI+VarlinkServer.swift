@@ -1,7 +1,8 @@
 import Varlink
 import VaultAPI
 
-/// Where VaultAPI's typed messages meet the `Varlink` server: the one adapter between them.
+/// Where VaultAPI's typed messages meet the `Varlink` server: the one adapter between them, in the
+/// daemon, the one program that serves them.
 
 extension WireBytes: VarlinkEncodedParameters {}
 
@@ -31,5 +32,12 @@ extension VarlinkError {
     /// The interface's `InvalidParameter {parameter, reason}` for a parameter that failed validation.
     public init(_ error: WireParameterError, interface: String) {
         self.init(name: interface + ".InvalidParameter", parameters: ["parameter": .string(error.parameter), "reason": .string(error.reason)])
+    }
+}
+
+extension VarlinkError {
+    /// The error reply of an interface's declared error, its parameters written by the generated type.
+    public init(_ error: some InterfaceError) {
+        self.init(name: type(of: error).name, parameters: error.parameters)
     }
 }
