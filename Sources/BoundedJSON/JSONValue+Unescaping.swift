@@ -44,42 +44,49 @@ extension JSONValue {
             case UInt8(ascii: "r"): put(0x0D)
             case UInt8(ascii: "t"): put(0x09)
             case UInt8(ascii: "u"):
-                let unit = try hex4(raw, at: index)
-                index += 4
-                var scalar = UInt32(unit)
-                if (0xD800...0xDBFF).contains(unit) {
-                    guard index + 1 < raw.count, raw[index] == UInt8(ascii: "\\"), raw[index + 1] == UInt8(ascii: "u") else {
-                        throw JSONParseError(.loneSurrogate, at: escapeStart)
-                    }
-                    let low = try hex4(raw, at: index + 2)
-                    guard (0xDC00...0xDFFF).contains(low) else { throw JSONParseError(.loneSurrogate, at: escapeStart) }
-                    index += 6
-                    scalar = 0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
-                } else if (0xDC00...0xDFFF).contains(unit) {
-                    throw JSONParseError(.loneSurrogate, at: escapeStart)
-                }
-                // UTF-8 by hand: UTF8.encode would build an array for each scalar.
-                switch scalar {
-                case 0..<0x80:
-                    put(UInt8(scalar))
-                case 0x80..<0x800:
-                    put(UInt8(0xC0 | (scalar >> 6)))
-                    put(UInt8(0x80 | (scalar & 0x3F)))
-                case 0x800..<0x10000:
-                    put(UInt8(0xE0 | (scalar >> 12)))
-                    put(UInt8(0x80 | ((scalar >> 6) & 0x3F)))
-                    put(UInt8(0x80 | (scalar & 0x3F)))
-                default:
-                    put(UInt8(0xF0 | (scalar >> 18)))
-                    put(UInt8(0x80 | ((scalar >> 12) & 0x3F)))
-                    put(UInt8(0x80 | ((scalar >> 6) & 0x3F)))
-                    put(UInt8(0x80 | (scalar & 0x3F)))
-                }
+                let (scalar, length) = try unicodeEscape(raw, at: escapeStart)
+                index = escapeStart + length
+                utf8(of: scalar, put)
             default:
                 throw JSONParseError(.invalidEscape, at: escapeStart)
             }
         }
         return written
+    }
+
+    /// The scalar of the `\uXXXX` escape at `escapeStart` (of a surrogate pair, both escapes), and
+    /// how many bytes of `raw` it takes.
+    private static func unicodeEscape(_ raw: UnsafeRawBufferPointer, at escapeStart: Int) throws(JSONParseError) -> (UInt32, Int) {
+        let unit = try hex4(raw, at: escapeStart + 2)
+        if (0xDC00...0xDFFF).contains(unit) { throw JSONParseError(.loneSurrogate, at: escapeStart) }
+        guard (0xD800...0xDBFF).contains(unit) else { return (UInt32(unit), 6) }
+        let next = escapeStart + 6
+        guard next + 1 < raw.count, raw[next] == UInt8(ascii: "\\"), raw[next + 1] == UInt8(ascii: "u") else {
+            throw JSONParseError(.loneSurrogate, at: escapeStart)
+        }
+        let low = try hex4(raw, at: next + 2)
+        guard (0xDC00...0xDFFF).contains(low) else { throw JSONParseError(.loneSurrogate, at: escapeStart) }
+        return (0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00), 12)
+    }
+
+    /// `scalar`'s UTF-8 bytes, by hand: `UTF8.encode` would build an array for each scalar.
+    private static func utf8(of scalar: UInt32, _ put: (UInt8) -> Void) {
+        switch scalar {
+        case 0..<0x80:
+            put(UInt8(scalar))
+        case 0x80..<0x800:
+            put(UInt8(0xC0 | (scalar >> 6)))
+            put(UInt8(0x80 | (scalar & 0x3F)))
+        case 0x800..<0x10000:
+            put(UInt8(0xE0 | (scalar >> 12)))
+            put(UInt8(0x80 | ((scalar >> 6) & 0x3F)))
+            put(UInt8(0x80 | (scalar & 0x3F)))
+        default:
+            put(UInt8(0xF0 | (scalar >> 18)))
+            put(UInt8(0x80 | ((scalar >> 12) & 0x3F)))
+            put(UInt8(0x80 | ((scalar >> 6) & 0x3F)))
+            put(UInt8(0x80 | (scalar & 0x3F)))
+        }
     }
 
     /// The value of the four hex digits at `start` of `raw` (the parser's reading of them).

@@ -79,17 +79,7 @@ public struct BackupDocument: Sendable {
             guard let object = value.objectValue else { throw BackupFormatError(line: number, "is not a JSON object") }
             let parameters = WireParameters(object, secrets: diverted)
             if header == nil {
-                let read: VaultInterface.BackupHeader
-                do throws(WireParameterError) { read = try VaultInterface.BackupHeader(from: parameters) } catch {
-                    throw BackupFormatError(line: number, "is not a backup's header: \(error)")
-                }
-                guard read.format == Self.format else {
-                    throw BackupFormatError(line: number, "does not start a sortedvault backup (format \(read.format.debugDescription))")
-                }
-                guard read.version == Self.version else {
-                    throw BackupFormatError(line: number, "is a backup of format version \(read.version); this sortedvault reads version \(Self.version): update it")
-                }
-                header = read
+                header = try Self.header(parameters, line: number)
                 return
             }
             guard parameters.has("item") || parameters.has("login") else {
@@ -112,6 +102,23 @@ public struct BackupDocument: Sendable {
         }
         self.header = header
         self.lines = lines
+    }
+}
+
+extension BackupDocument {
+    /// The first line: a header of this format and version.
+    static func header(_ parameters: WireParameters, line number: Int) throws(BackupFormatError) -> VaultInterface.BackupHeader {
+        let read: VaultInterface.BackupHeader
+        do throws(WireParameterError) { read = try VaultInterface.BackupHeader(from: parameters) } catch {
+            throw BackupFormatError(line: number, "is not a backup's header: \(error)")
+        }
+        guard read.format == Self.format else {
+            throw BackupFormatError(line: number, "does not start a sortedvault backup (format \(read.format.debugDescription))")
+        }
+        guard read.version == Self.version else {
+            throw BackupFormatError(line: number, "is a backup of format version \(read.version); this sortedvault reads version \(Self.version): update it")
+        }
+        return read
     }
 }
 

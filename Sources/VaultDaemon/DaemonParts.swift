@@ -83,50 +83,29 @@ struct DaemonParts: Sendable {
         let uid = geteuid()
         umask(0o077)  // everything the daemon creates is private to its user
         let (policy, settings) = try loadPolicy(paths, uid: uid)
-        // Before the socket directory is taken, as a missing vault is the likelier mistake.
-        if settings.postgresql == nil, !FileManager.default.fileExists(atPath: paths.database) {
-            throw DaemonError("no vault at \(paths.database): run `sortedvault init` first (or set backend = \"postgresql\" for a fleet daemon, docs/fleet.md)")
-        }
-        let socketDirectory = try SocketDirectory(socketPath: paths.socket, keepSocket: configuration.inheritedListener != nil)
         // The parts report to this daemon's own registry (not the process-wide MetricsSystem), which
         // the metrics endpoint serves; with no endpoint, to swift-metrics' no-op default.
         let registry = settings.metrics == nil ? nil : PrometheusCollectorRegistry()
         let metrics: any MetricsFactory = registry.map { PrometheusMetricsFactory(registry: $0) } ?? MetricsSystem.factory
-        let backing: Backing
-        do {
-            backing = try await openStore(configuration, settings: settings, metrics: metrics, threadPool: threadPool, logger: logger)
-        } catch {
-            socketDirectory.release()
-            throw error
-        }
+        let (socketDirectory, backing) = try await takeSocketAndStore(configuration, settings: settings, metrics: metrics,
+                                                                      threadPool: threadPool, logger: logger)
         let (items, logins, logNames) = stores(of: backing, settings: settings, clock: configuration.clock, threadPool: threadPool)
         KeyringBackends.checkItemKeyring(settings, threadPool: threadPool, logger: logger)
-
-        let accessLog = AccessLog.standard(path: paths.accessLog, maxBytes: configuration.accessLogMaxBytes,
-                                           clock: configuration.clock, names: logNames, logger: logger)
-        let policySource = PolicySource(policy: policy, directory: paths.policyDirectory, daemonUID: uid)
-        let access = AccessControl(policySource: policySource, logger: logger, names: logNames, accessLog: accessLog)
+        let (accessLog, policySource, access) = accessControl(policy, configuration: configuration, uid: uid, names: logNames, logger: logger)
         let activity = ActivityClock(clock: configuration.clock)
         let sessions = try await sessionManager(settings, logins: logins, configuration: configuration, logNames: logNames,
                                                 metrics: metrics, logger: logger)
         let vault = backing.vault
-        // Start-up ends twice over: when the server listens (``announcement``) and when the work
-        // loop has resumed the stored logins; whichever comes last unmaps start-up's code.
-        let workLoop = SessionWorkLoop(sessions: sessions, storeIsLocked: { await vault?.isLocked ?? false }, clock: configuration.clock,
-                                       sleeper: configuration.sleeper, logger: logger,
-                                       startupDone: { MemoryTrim.releaseCodePages() })
+        let workLoop = Self.workLoop(sessions, vault: vault, configuration: configuration, logger: logger)
         let keyring = if let vault {
             await KeyringUnlock.ifConfigured(vault: vault, threadPool: threadPool, logger: logger, onUnlock: workLoop.vaultUnlocked)
         } else { nil as KeyringUnlock? }
-        let service = VaultService(
-            vault: vault, items: items,
-            access: access, throttle: UnlockThrottle(clock: configuration.clock),
-            activity: activity, settings: settings, keyFilePath: paths.keyFile,
-            keyring: SecretServiceKeySource(threadPool: threadPool), clock: configuration.clock, threadPool: threadPool,
-            sleeper: configuration.sleeper, logger: logger, onUnlock: workLoop.vaultUnlocked)
+        let service = VaultService(vault: vault, items: items, access: access, throttle: UnlockThrottle(clock: configuration.clock),
+                                   activity: activity, settings: settings, keyFilePath: paths.keyFile,
+                                   keyring: SecretServiceKeySource(threadPool: threadPool), clock: configuration.clock, threadPool: threadPool,
+                                   sleeper: configuration.sleeper, logger: logger, onUnlock: workLoop.vaultUnlocked)
         let server = varlinkServer(service, sessions: sessions, access: access, activity: activity, settings: settings,
                                    configuration: configuration, accessLog: accessLog, logger: logger)
-
         let bound = BoundSocket()
         let watchStart = configuration.clock.now
         var services = backgroundServices(keyring: keyring, workLoop: workLoop, vault: vault, activity: activity, settings: settings,
@@ -135,24 +114,68 @@ struct DaemonParts: Sendable {
                                      bound: bound, keyring: keyring,
                                      announce: announcement(vault: vault, paths: paths, settings: settings, accessLog: accessLog, logger: logger),
                                      logger: logger))
-        // A systemd socket is systemd's to manage; the watch covers a socket this daemon bound.
-        let watch = configuration.inheritedListener != nil ? nil : SocketWatch(
-            path: paths.socket, bound: bound, interval: configuration.socketCheckInterval, start: watchStart,
-            clock: configuration.clock, sleeper: configuration.sleeper, logger: logger)
+        let watch = socketWatch(configuration, bound: bound, start: watchStart, logger: logger)
         // Last of start-up, so nothing after it can fail and leave it bound.
         if let endpoint = settings.metrics, let registry {
             do {
                 services.insert(try await metricsServer(endpoint, registry: registry, sessions: sessions, clock: configuration.clock, logger: logger),
                                 at: services.count - 1)
             } catch {
-                await accessLog?.close()
-                await backing.close(logger: logger)
-                socketDirectory.release()
+                await undo(accessLog, backing, socketDirectory, logger: logger)
                 throw error
             }
         }
         return DaemonParts(backing: backing, socketDirectory: socketDirectory, socketPath: paths.socket,
                            bound: bound, services: services, socketWatch: watch, accessLog: accessLog, logger: logger)
+    }
+
+    /// Start-up ends twice over: when the server listens (``announcement``) and when the work loop
+    /// has resumed the stored logins; whichever comes last unmaps start-up's code.
+    private static func workLoop(_ sessions: SessionManager, vault: EncryptedVault?, configuration: DaemonConfiguration, logger: Logger) -> SessionWorkLoop {
+        SessionWorkLoop(sessions: sessions, storeIsLocked: { await vault?.isLocked ?? false }, clock: configuration.clock,
+                        sleeper: configuration.sleeper, logger: logger, startupDone: { MemoryTrim.releaseCodePages() })
+    }
+
+    /// A systemd socket is systemd's to manage; the watch covers a socket this daemon bound.
+    private static func socketWatch(_ configuration: DaemonConfiguration, bound: BoundSocket, start: Date, logger: Logger) -> SocketWatch? {
+        guard configuration.inheritedListener == nil else { return nil }
+        return SocketWatch(path: configuration.paths.socket, bound: bound, interval: configuration.socketCheckInterval, start: start,
+                           clock: configuration.clock, sleeper: configuration.sleeper, logger: logger)
+    }
+
+    /// The policy's checks, with the access log they write and the source that reloads the policy.
+    private static func accessControl(_ policy: Policy, configuration: DaemonConfiguration, uid: uid_t, names: LogNames,
+                                      logger: Logger) -> (AccessLog?, PolicySource, AccessControl) {
+        let paths = configuration.paths
+        let accessLog = AccessLog.standard(path: paths.accessLog, maxBytes: configuration.accessLogMaxBytes,
+                                           clock: configuration.clock, names: names, logger: logger)
+        let policySource = PolicySource(policy: policy, directory: paths.policyDirectory, daemonUID: uid)
+        return (accessLog, policySource, AccessControl(policySource: policySource, logger: logger, names: names, accessLog: accessLog))
+    }
+
+    /// Gives back what start-up took, when its last step fails.
+    private static func undo(_ accessLog: AccessLog?, _ backing: Backing, _ socketDirectory: SocketDirectory, logger: Logger) async {
+        await accessLog?.close()
+        await backing.close(logger: logger)
+        socketDirectory.release()
+    }
+
+    /// Takes the socket directory and opens the store (the local vault, unlocked with a key file if
+    /// it has one, or the fleet's database); the directory is given back if the store fails.
+    private static func takeSocketAndStore(_ configuration: DaemonConfiguration, settings: DaemonSettings, metrics: any MetricsFactory,
+                                           threadPool: NIOThreadPool, logger: Logger) async throws -> (SocketDirectory, Backing) {
+        let paths = configuration.paths
+        // Before the socket directory is taken, as a missing vault is the likelier mistake.
+        if settings.postgresql == nil, !FileManager.default.fileExists(atPath: paths.database) {
+            throw DaemonError("no vault at \(paths.database): run `sortedvault init` first (or set backend = \"postgresql\" for a fleet daemon, docs/fleet.md)")
+        }
+        let socketDirectory = try SocketDirectory(socketPath: paths.socket, keepSocket: configuration.inheritedListener != nil)
+        do {
+            return (socketDirectory, try await openStore(configuration, settings: settings, metrics: metrics, threadPool: threadPool, logger: logger))
+        } catch {
+            socketDirectory.release()
+            throw error
+        }
     }
 
     /// The socket's server: both interfaces, under the settings' connection limits.

@@ -38,22 +38,7 @@ public enum AtomicFileReplacer {
         let directory = target.lastIndex(of: "/").map { String(target[..<$0]) } ?? "."
         let name = target.lastIndex(of: "/").map { String(target[target.index(after: $0)...]) } ?? target
 
-        var backup: String?
-        if keepBackup {
-            let backupPath = target + backupSuffix
-            let descriptor = open(backupPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else { throw ImportFile.systemError("create the backup", backupPath, errno) }
-            backup = backupPath
-            do {
-                defer { close(descriptor) }
-                try original.withUnsafeBytes { try finish(descriptor, backupPath, $0, mode: mode, like: info) }
-                if failure == .backupWritten { throw ImportError(.system, "failing after the backup, as the test asked") }
-            } catch {
-                unlink(backupPath)
-                throw error
-            }
-        }
-
+        let backup = keepBackup ? try writeBackup(of: target, original, mode: mode, like: info, failingAfter: failure) : nil
         let prefix: String = directory.isEmpty ? "/" : directory + "/"
         var template: [CChar] = Array((prefix + "." + name + ".sortedvault-XXXXXX").utf8CString)
         let descriptor = mkstemp(&template)
@@ -76,6 +61,24 @@ public enum AtomicFileReplacer {
             throw error
         }
         try syncDirectory(directory.isEmpty ? "/" : directory)
+    }
+
+    /// Writes `original` to `target` + ``backupSuffix``, a new file (never one that exists) with
+    /// the target's mode, synced; returns its path.
+    private static func writeBackup(of target: String, _ original: SecureBytes, mode: mode_t, like info: stat,
+                                    failingAfter failure: Step?) throws -> String {
+        let backupPath = target + backupSuffix
+        let descriptor = open(backupPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw ImportFile.systemError("create the backup", backupPath, errno) }
+        do {
+            defer { close(descriptor) }
+            try original.withUnsafeBytes { try finish(descriptor, backupPath, $0, mode: mode, like: info) }
+            if failure == .backupWritten { throw ImportError(.system, "failing after the backup, as the test asked") }
+        } catch {
+            unlink(backupPath)
+            throw error
+        }
+        return backupPath
     }
 
     /// Creates `path` with `contents` and mode 0600, whole or not at all: a temporary file beside

@@ -31,10 +31,11 @@ public enum NetrcFile {
         var entries: [Entry] = []
         var current: Entry?
         var index = 0
+        func malformed(_ token: Token, _ what: String) -> ImportError {
+            ImportError(.malformed, "\(path) line \(lineNumber(bytes, token.range.lowerBound)): \(what)")
+        }
         func value(after keyword: Token) throws -> Token {
-            guard index + 1 < tokens.count else {
-                throw ImportError(.malformed, "\(path) line \(lineNumber(bytes, keyword.range.lowerBound)): a keyword without its value")
-            }
+            guard index + 1 < tokens.count else { throw malformed(keyword, "a keyword without its value") }
             index += 1
             return tokens[index]
         }
@@ -45,18 +46,14 @@ public enum NetrcFile {
             case "machine":
                 if let current { entries.append(current) }
                 let host = try value(after: token)
-                guard let name = ByteText.text(bytes, host.range) else {
-                    throw ImportError(.malformed, "\(path) line \(lineNumber(bytes, host.range.lowerBound)): the machine name is not UTF-8")
-                }
+                guard let name = ByteText.text(bytes, host.range) else { throw malformed(host, "the machine name is not UTF-8") }
                 current = Entry(host: name)
             case "default":
                 if let current { entries.append(current) }
                 current = Entry(host: nil)
             case "login", "password", "account":
                 let argument = try value(after: token)
-                guard current != nil else {
-                    throw ImportError(.malformed, "\(path) line \(lineNumber(bytes, token.range.lowerBound)): \(word) before any machine")
-                }
+                guard current != nil else { throw malformed(token, "\(word) before any machine") }
                 if word == "login" {
                     current?.login = ByteText.text(bytes, argument.range)
                 } else if word == "password" {
@@ -68,7 +65,7 @@ public enum NetrcFile {
                 index = skipMacro(bytes, tokens, after: try value(after: token))
                 continue
             default:
-                throw ImportError(.malformed, "\(path) line \(lineNumber(bytes, token.range.lowerBound)): an unknown keyword")
+                throw malformed(token, "an unknown keyword")
             }
             index += 1
             guard entries.count <= ImportLimits.maximumEntries else {

@@ -52,21 +52,25 @@ extension PostgresTokenStore: DueRefreshes {
                 let lease = RefreshLease(item: metadata.key, owner: owner, generation: UInt64(leaseGeneration), expiresAt: expiresAt)
                 claimed.append(DueRefresh(lease: lease, answersLost: Int(lost)))
             } catch {
-                // No daemon can refresh a row that does not open: it is due never, and its lease is given back.
-                if let error = error as? VaultError, error.code == .integrityFailure {
-                    integrity.failed("sortedvault_items", row: ChangeHints.hex(identity.lookup), "the login it holds is not refreshed ahead of time")
-                } else {
-                    logger.error("a login's row does not open; it is not refreshed ahead of time", metadata: ["error": "\(error)"])
-                }
-                _ = try await connection { connection, logger in
-                    try await connection.query("""
-                        UPDATE sortedvault_items SET refresh_due_at = NULL, lease_generation = 0, lease_owner = NULL, lease_expires_at = NULL
-                        WHERE lookup = \(lookup) AND lease_generation = \(leaseGeneration)
-                        """, logger: logger)
-                }
+                try await setAside(lookup, identity, leaseGeneration: leaseGeneration, error)
             }
         }
         return claimed
+    }
+
+    /// No daemon can refresh a claimed row that does not open: it is due never, and its lease is given back.
+    private func setAside(_ lookup: ByteBuffer, _ identity: RowSeal.Identity, leaseGeneration: Int64, _ error: any Error) async throws {
+        if let error = error as? VaultError, error.code == .integrityFailure {
+            integrity.failed("sortedvault_items", row: ChangeHints.hex(identity.lookup), "the login it holds is not refreshed ahead of time")
+        } else {
+            logger.error("a login's row does not open; it is not refreshed ahead of time", metadata: ["error": "\(error)"])
+        }
+        _ = try await connection { connection, logger in
+            try await connection.query("""
+                UPDATE sortedvault_items SET refresh_due_at = NULL, lease_generation = 0, lease_owner = NULL, lease_expires_at = NULL
+                WHERE lookup = \(lookup) AND lease_generation = \(leaseGeneration)
+                """, logger: logger)
+        }
     }
 
     public func postponeRefresh(_ lease: RefreshLease, until date: Date) async throws {

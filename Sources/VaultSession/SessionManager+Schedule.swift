@@ -66,23 +66,35 @@ extension SessionManager {
     public func runDueWork() async {
         let now = clock.now
         let lead = configuration.minValid + configuration.refreshAhead + configuration.refreshJitter
+        guard await writeUncommitted(), await endEndedLogins(at: now, lead: lead), await claimAndRefreshDue(lead: lead),
+              await retryRevocations(at: now) else { return }
+        await recordStoreMetrics()
+    }
+
+    // Each step of the round: false when the store is locked, which ends the round.
+
+    private func writeUncommitted() async -> Bool {
         for key in Array(uncommitted.keys) {
             do {
                 // Reading the login writes what a failed write left in memory first.
                 try await withKeyLock(key) { _ = try await storedSession(key) }
             } catch let error as VaultError where error.code == .locked {
-                return
+                return false
             } catch {
                 logger.notice("refreshed tokens still cannot be stored; trying again", metadata: ["error": "\(error)"])
             }
         }
+        return true
+    }
+
+    private func endEndedLogins(at now: Date, lead: TimeInterval) async -> Bool {
         for (key, entry) in tracked {
             guard entry.endsAt.map({ now >= $0 }) ?? false else { continue }
             do {
                 let result = try await sharedFlight(key, asker: .background, validFor: lead)
                 logger.debug("proactive session work", metadata: ["service": "\(logName(key.service))", "outcome": "\(result.outcome)"])
             } catch let error as VaultError where error.code == .locked {
-                return
+                return false
             } catch {
                 logger.warning("proactive session work failed", metadata: ["error": "\(error)"])
                 // Do not spin on a login that keeps failing for a non-transient reason.
@@ -91,30 +103,36 @@ extension SessionManager {
                     configuration.retry.delay(afterFailures: failures, random: random())), lastAttemptAt: now)
             }
         }
-        if configuration.proactiveRefresh {
-            do {
-                guard try await refreshDueLogins(validFor: lead) else { return }
-            } catch let error as VaultError where error.code == .locked {
-                return
-            } catch {
-                logger.warning("due refreshes could not be claimed", metadata: ["error": "\(error)"])
-            }
+        return true
+    }
+
+    private func claimAndRefreshDue(lead: TimeInterval) async -> Bool {
+        guard configuration.proactiveRefresh else { return true }
+        do {
+            return try await refreshDueLogins(validFor: lead)
+        } catch let error as VaultError where error.code == .locked {
+            return false
+        } catch {
+            logger.warning("due refreshes could not be claimed", metadata: ["error": "\(error)"])
+            return true
         }
-        if let due = revocationCheckAt, due <= now {
-            revocationCheckAt = nil
-            do {
-                try await deliverDueRevocations()
-            } catch let error as VaultError where error.code == .locked {
-                wakeForRevocations(at: now)
-                return
-            } catch {
-                logger.warning("queued revocations could not be claimed", metadata: ["error": "\(error)"])
-                wakeForRevocations(at: now.addingTimeInterval(configuration.retry.delay(afterFailures: 1, random: random())))
-            }
-            // Other managers queue and fail entries this one does not hear of: look again in a while.
-            if outbox.outboxIsShared { wakeForRevocations(at: now.addingTimeInterval(Self.sharedOutboxPoll)) }
+    }
+
+    private func retryRevocations(at now: Date) async -> Bool {
+        guard let due = revocationCheckAt, due <= now else { return true }
+        revocationCheckAt = nil
+        do {
+            try await deliverDueRevocations()
+        } catch let error as VaultError where error.code == .locked {
+            wakeForRevocations(at: now)
+            return false
+        } catch {
+            logger.warning("queued revocations could not be claimed", metadata: ["error": "\(error)"])
+            wakeForRevocations(at: now.addingTimeInterval(configuration.retry.delay(afterFailures: 1, random: random())))
         }
-        await recordStoreMetrics()
+        // Other managers queue and fail entries this one does not hear of: look again in a while.
+        if outbox.outboxIsShared { wakeForRevocations(at: now.addingTimeInterval(Self.sharedOutboxPoll)) }
+        return true
     }
 
     /// Sets the store's gauges (backlog, logins in doubt); a store that cannot answer now leaves

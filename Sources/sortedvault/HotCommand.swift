@@ -38,17 +38,7 @@ struct HotCommand: Equatable {
     /// `arguments` without the program name.
     static func parse(_ arguments: [String]) -> HotCommand? {
         var rest = arguments[...]
-        let verb: Verb
-        switch rest.popFirst() {
-        case "retrieve": verb = .retrieve
-        case "store": verb = .store
-        case "delete": verb = .delete
-        case "status": verb = .status
-        case "session":
-            guard rest.popFirst() == "autologin" else { return nil }
-            verb = .autoLogin
-        default: return nil
-        }
+        guard let verb = verb(&rest) else { return nil }
         var command = HotCommand(verb: verb)
         var positionals: [String] = []
         var seen: Set<String> = []
@@ -76,27 +66,7 @@ struct HotCommand: Equatable {
                 command.location[keyPath: location] = path
                 continue
             }
-            switch name {
-            case "--no-autostart":
-                guard parts.count == 1 else { return nil }
-                command.noAutostart = true
-            case "--label" where verb == .store:
-                guard let text = value(), isPlainText(text, maxBytes: 1024, allowEmpty: true) else { return nil }
-                command.label = text
-            case "--attribute" where verb == .store:
-                guard let pair = value(), let equals = pair.utf8.firstIndex(of: UInt8(ascii: "=")) else { return nil }
-                let attributeName = String(pair[..<equals]), attributeValue = String(pair[pair.index(after: equals)...])
-                guard isPlainText(attributeName, maxBytes: 128, allowEmpty: false),
-                      isPlainText(attributeValue, maxBytes: 1024, allowEmpty: true) else { return nil }
-                command.attributes.removeAll { $0.0 == attributeName }
-                command.attributes.append((attributeName, attributeValue))
-                guard command.attributes.count <= 32 else { return nil }
-            case "--expires-in" where verb == .store:
-                guard let text = value(), let seconds = Double(text), seconds.isFinite else { return nil }
-                command.expiresIn = seconds
-            default:
-                return nil
-            }
+            guard command.take(name, bare: parts.count == 1, value) else { return nil }
         }
         if verb == .status { return positionals.isEmpty ? command : nil }
         guard positionals.count == 2, positionals.allSatisfy({ isPlainText($0, maxBytes: 512, allowEmpty: false) }) else {
@@ -105,6 +75,45 @@ struct HotCommand: Equatable {
         command.service = positionals[0]
         command.account = positionals[1]
         return command
+    }
+
+    /// The verb the arguments begin with, taken from them; nil for a command of the full CLI.
+    private static func verb(_ rest: inout ArraySlice<String>) -> Verb? {
+        switch rest.popFirst() {
+        case "retrieve": .retrieve
+        case "store": .store
+        case "delete": .delete
+        case "status": .status
+        case "session": rest.popFirst() == "autologin" ? .autoLogin : nil
+        default: nil
+        }
+    }
+
+    /// Takes option `name` (`bare`: written without `=VALUE`) when it is one of the verb's own and
+    /// its value is plain; false for anything else, which ArgumentParser then decides.
+    private mutating func take(_ name: String, bare: Bool, _ value: () -> String?) -> Bool {
+        switch name {
+        case "--no-autostart":
+            guard bare else { return false }
+            noAutostart = true
+        case "--label" where verb == .store:
+            guard let text = value(), Self.isPlainText(text, maxBytes: 1024, allowEmpty: true) else { return false }
+            label = text
+        case "--attribute" where verb == .store:
+            guard let pair = value(), let equals = pair.utf8.firstIndex(of: UInt8(ascii: "=")) else { return false }
+            let attributeName = String(pair[..<equals]), attributeValue = String(pair[pair.index(after: equals)...])
+            guard Self.isPlainText(attributeName, maxBytes: 128, allowEmpty: false),
+                  Self.isPlainText(attributeValue, maxBytes: 1024, allowEmpty: true) else { return false }
+            attributes.removeAll { $0.0 == attributeName }
+            attributes.append((attributeName, attributeValue))
+            return attributes.count <= 32
+        case "--expires-in" where verb == .store:
+            guard let text = value(), let seconds = Double(text), seconds.isFinite else { return false }
+            expiresIn = seconds
+        default:
+            return false
+        }
+        return true
     }
 
     /// Printable ASCII within `maxBytes`: text every check of the vault accepts (no control

@@ -37,42 +37,12 @@ struct CertificationInterface: VarlinkInterface {
             return ["client_id": .string(id)]
         }
         let id = call.parameters["client_id"]?.stringValue ?? ""
-        let p = call.parameters
+        if let step = Self.steps[call.member] {
+            try advance(id, from: call.member, to: step.next)
+            try expect(id, call, equals: message(call.member, step.sent.merging(["client_id": .string(id)]) { $1 }))
+            return .reply(.parameters(step.reply))
+        }
         switch call.member {
-        case "Test01":
-            try advance(id, from: "Test01", to: "Test02")
-            try expect(id, call, equals: message("Test01", ["client_id": .string(id)]))
-            return ["bool": true]
-        case "Test02":
-            try advance(id, from: "Test02", to: "Test03")
-            try expect(id, call, equals: message("Test02", ["client_id": .string(id), "bool": true]))
-            return ["int": 1]
-        case "Test03":
-            try advance(id, from: "Test03", to: "Test04")
-            try expect(id, call, equals: message("Test03", ["client_id": .string(id), "int": 1]))
-            return ["float": 1.0]
-        case "Test04":
-            try advance(id, from: "Test04", to: "Test05")
-            try expect(id, call, equals: message("Test04", ["client_id": .string(id), "float": 1.0]))
-            return ["string": "ping"]
-        case "Test05":
-            try advance(id, from: "Test05", to: "Test06")
-            try expect(id, call, equals: message("Test05", ["client_id": .string(id), "string": "ping"]))
-            return .reply(.parameters(Self.scalars))
-        case "Test06":
-            try advance(id, from: "Test06", to: "Test07")
-            var wants = Self.scalars
-            wants["client_id"] = .string(id)
-            try expect(id, call, equals: message("Test06", wants))
-            return ["struct": .object(Self.scalars)]
-        case "Test07":
-            try advance(id, from: "Test07", to: "Test08")
-            try expect(id, call, equals: message("Test07", ["client_id": .string(id), "struct": .object(Self.scalars)]))
-            return ["map": Self.map]
-        case "Test08":
-            try advance(id, from: "Test08", to: "Test09")
-            try expect(id, call, equals: message("Test08", ["client_id": .string(id), "map": Self.map]))
-            return ["set": Self.set]
         case "Test09":
             try advance(id, from: "Test09", to: "Test10")
             try expect(id, call, equals: message("Test09", ["client_id": .string(id), "set": Self.set]))
@@ -81,31 +51,9 @@ struct CertificationInterface: VarlinkInterface {
             mytype["nullable_array_struct"] = .null
             return ["client_id": .string(id), "mytype": .object(mytype)]
         case "Test10":
-            try advance(id, from: "Test10", to: "Test11")
-            guard call.more else { throw VarlinkError.expectedMore }
-            var wants = message("Test10", ["client_id": .string(id), "mytype": .object(Self.mytype)])
-            wants["more"] = true
-            var mytype = p["mytype"]?.objectValue ?? [:]
-            for key in ["nullable", "nullable_array_struct"] {
-                if let value = mytype.removeValue(forKey: key) {
-                    try check(id, call, wants: wants, value.isNull)
-                }
-            }
-            try check(id, call, wants: wants, looselyEqual(.object(mytype), .object(Self.mytype)))
-            return .task {
-                for number in 1...9 {
-                    try await context.reply(["string": .string("Reply number \(number)")])
-                }
-                return ["string": "Reply number 10"]
-            }
+            return try test10(id, call, context: context)
         case "Test11":
-            try advance(id, from: "Test11", to: "End")
-            let replies = (1...10).map { JSONValue.string("Reply number \($0)") }
-            var wants = message("Test11", ["client_id": .string(id), "last_more_replies": .array(replies)])
-            wants["oneway"] = true
-            try check(id, call, wants: wants, call.oneway)
-            try check(id, call, wants: wants, looselyEqual(p["last_more_replies"] ?? .null, .array(replies)))
-            return [:]
+            return try test11(id, call)
         case "End":
             try advance(id, from: "End", to: "Start")
             try expect(id, call, equals: message("End", ["client_id": .string(id)]))
@@ -114,6 +62,50 @@ struct CertificationInterface: VarlinkInterface {
         default:
             throw VarlinkError.methodNotFound(call.method)
         }
+    }
+
+    /// The steps whose call and reply are fixed: what the client sends besides its id, and the reply.
+    private static let steps: [String: (next: String, sent: [String: JSONValue], reply: [String: JSONValue])] = [
+        "Test01": ("Test02", [:], ["bool": true]),
+        "Test02": ("Test03", ["bool": true], ["int": 1]),
+        "Test03": ("Test04", ["int": 1], ["float": 1.0]),
+        "Test04": ("Test05", ["float": 1.0], ["string": "ping"]),
+        "Test05": ("Test06", ["string": "ping"], scalars),
+        "Test06": ("Test07", scalars, ["struct": .object(scalars)]),
+        "Test07": ("Test08", ["struct": .object(scalars)], ["map": map]),
+        "Test08": ("Test09", ["map": map], ["set": set]),
+    ]
+
+    /// The client sends `mytype` with its nullables null or absent, and asks for more: ten replies.
+    private func test10(_ id: String, _ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkAnswer {
+        try advance(id, from: "Test10", to: "Test11")
+        guard call.more else { throw VarlinkError.expectedMore }
+        var wants = message("Test10", ["client_id": .string(id), "mytype": .object(Self.mytype)])
+        wants["more"] = true
+        var mytype = call.parameters["mytype"]?.objectValue ?? [:]
+        for key in ["nullable", "nullable_array_struct"] {
+            if let value = mytype.removeValue(forKey: key) {
+                try check(id, call, wants: wants, value.isNull)
+            }
+        }
+        try check(id, call, wants: wants, looselyEqual(.object(mytype), .object(Self.mytype)))
+        return .task {
+            for number in 1...9 {
+                try await context.reply(["string": .string("Reply number \(number)")])
+            }
+            return ["string": "Reply number 10"]
+        }
+    }
+
+    /// The client sends back the ten replies it got, one way.
+    private func test11(_ id: String, _ call: VarlinkCall) throws -> VarlinkAnswer {
+        try advance(id, from: "Test11", to: "End")
+        let replies = (1...10).map { JSONValue.string("Reply number \($0)") }
+        var wants = message("Test11", ["client_id": .string(id), "last_more_replies": .array(replies)])
+        wants["oneway"] = true
+        try check(id, call, wants: wants, call.oneway)
+        try check(id, call, wants: wants, looselyEqual(call.parameters["last_more_replies"] ?? .null, .array(replies)))
+        return [:]
     }
 
     // MARK: - Expected values
