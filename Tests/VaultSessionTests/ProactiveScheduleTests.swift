@@ -197,7 +197,7 @@ struct NoExpiryStore: TokenStore {
         let sessions = try SessionManager(store: h.store, transport: h.transport, clock: h.clock, configuration: h.configuration,
                                           random: { Double(draws.add() % 10) / 10 })
         let wakeUps = Tally()
-        await sessions.observeSchedule { _ = wakeUps.add() }
+        sessions.observeSchedule { _ = wakeUps.add() }
         _ = try await sessions.save(
             TokenResponse(accessToken: secure("A1"), expiresIn: 3600, refreshToken: secure("R1")), provider: h.provider, for: h.key)
         #expect(try await sessions.autoLogin(h.key).outcome == "valid")

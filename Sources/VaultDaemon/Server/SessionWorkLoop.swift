@@ -52,7 +52,7 @@ final class SessionWorkLoop: Service, Sendable {
     }
 
     func run() async throws {
-        await sessions.observeSchedule { [wake] in wake.yield() }
+        sessions.observeSchedule { [wake] in wake.yield() }
         if !(await storeIsLocked()) { resumeRequested.store(true, ordering: .releasing) }
         await cancelWhenGracefulShutdown { [self] in await loop() }
     }

@@ -42,13 +42,13 @@ extension SessionManager {
             if claimed.count < Self.dueClaimBatch || !again.isEmpty { break }
         }
         // The store knows every due time this manager wrote so far; those written while it answers
-        // are kept, and what other managers write is found by the next look (``sharedDuePoll``).
-        let written = refreshDueWritten
-        refreshDueWritten = [:]
+        // are kept, and what other managers write is found by the next look (``LoginBook/sharedDuePoll``).
+        let written = book.refreshDueWritten
+        book.refreshDueWritten = [:]
         do {
-            storeRefreshDueAt = try await store.earliestRefreshDue()
+            book.storeRefreshDueAt = try await store.earliestRefreshDue()
         } catch {
-            refreshDueWritten.merge(written) { newer, _ in newer }
+            book.refreshDueWritten.merge(written) { newer, _ in newer }
             throw error
         }
         return unlocked
@@ -68,10 +68,7 @@ extension SessionManager {
             return false
         } catch {
             logger.warning("proactive refresh failed", metadata: ["error": "\(error)"])
-            let now = clock.now
-            let failures = (retries[key]?.failures ?? 0) + 1
-            retries[key] = RetryState(failures: failures, notBefore: now.addingTimeInterval(
-                configuration.retry.delay(afterFailures: failures, random: random())), lastAttemptAt: now)
+            book.failed(key, at: clock.now, retry: configuration.retry, random: random())
         }
         return true
     }

@@ -43,7 +43,8 @@ extension SessionManager {
     /// Logs out every login of `service`, each through the logout's own steps: the wipe with its
     /// revocation queued in one step, then the revocations sent. After the provider's first "not
     /// reachable" the rest are not tried now: they stay queued, for the background work of every
-    /// manager sharing the store, instead of each costing a request deadline here.
+    /// manager sharing the store, instead of each costing a request deadline here
+    /// (``RevocationSender/deliverUntilUnreachable(_:)``).
     public func logoutAll(service: String) async throws -> BulkLogoutResult {
         try ItemKey.checkName(service, what: "service")
         let items = try await store.list(service: SessionItems.sessionPrefix + service)
@@ -55,22 +56,7 @@ extension SessionManager {
             if wasLoggedIn { result.loggedOut += 1 }
             if let revocation { pending.append(revocation) }
         }
-        var reachable = true
-        for revocation in pending {
-            guard reachable else {
-                result.revocationsQueued += 1
-                continue
-            }
-            switch try await deliver(revocation) {
-            case .revoked: result.revoked += 1
-            case .queued:
-                result.revocationsQueued += 1
-                reachable = false
-            case .dropped: break
-            }
-        }
-        // The entries not tried are held for a claim's length, then due for any manager.
-        if !reachable { wakeForRevocations(at: clock.now.addingTimeInterval(revocationClaim)) }
+        (result.revoked, result.revocationsQueued) = try await revocations.deliverUntilUnreachable(pending)
         return result
     }
 
@@ -84,8 +70,14 @@ extension SessionManager {
     /// The revocation backlog, the logins in doubt and the data keys in use, from the store all
     /// managers share (or this manager's own).
     public func fleetStatus() async throws -> FleetStatus {
-        FleetStatus(revocations: try await revocationBacklog(), stuckAfter: configuration.revocationStuckAfter,
+        FleetStatus(revocations: try await revocations.backlog(), stuckAfter: configuration.revocationStuckAfter,
                     loginsInDoubt: try await store.loginsInDoubt(),
                     dataKeys: try await (store as? any DataKeyReporting)?.dataKeysInUse())
+    }
+
+    /// The revocation backlog of the store's outbox, with stuck meaning
+    /// ``SessionConfiguration/revocationStuckAfter`` failed attempts or more.
+    public nonisolated func revocationBacklog() async throws -> RevocationBacklog {
+        try await revocations.backlog()
     }
 }

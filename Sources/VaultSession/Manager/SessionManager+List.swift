@@ -22,7 +22,7 @@ extension SessionManager {
             let stored: LoginSession?
             do { stored = try await storedSession(key) } catch let error as VaultError where error.code == .integrityFailure { continue }
             guard let session = stored else { continue }
-            let status = SessionStatus(session, now: clock.now, minValid: configuration.minValid, retryNotBefore: retries[key]?.notBefore)
+            let status = SessionStatus(session, now: clock.now, minValid: configuration.minValid, retryNotBefore: book.retries[key]?.notBefore)
             entries.append(SessionListEntry(service: key.service, account: key.account, status: status))
         }
         return entries.sorted {

@@ -24,7 +24,7 @@ import VaultCrypto
 ///    the request was made for (same sign-in, same refresh token), writing it only while the lease
 ///    is still the latest. A logout, a new sign-in, or another manager that took over an expired
 ///    lease wins: the answer is discarded, and tokens it brought are never stored and are revoked
-///    (`discard(_:for:)` in `SessionManager+Logout.swift`).
+///    (``RevocationSender/discard(_:for:sendNow:)``).
 ///
 /// So a `Logout` never waits for a slow provider, and a refresh that returns after a logout, or
 /// after its lease was overtaken, can neither bring back nor overwrite the login.
@@ -35,17 +35,9 @@ import VaultCrypto
 /// token. If its answer is lost too, or the provider calls the token invalid, the login ends with
 /// `rotationInDoubt`: no further request could tell which token is current.
 extension SessionManager {
-    /// Who asks: the background work waits out the whole hold-back after failures; a client asking
-    /// is held back only by ``Configuration/clientRetryFloor``; a forced refresh is never held back.
-    /// A login claimed as due is refreshed as a forced one is: the store's due time already says it
-    /// is time, and carries the hold-back after failures, for every manager sharing the store.
-    enum Asker: Sendable {
-        case client, background, forced, due
-    }
-
     /// Joins the refresh already under way for `key`, or starts one; with `claimed`, the lease a
     /// claim of due logins took is the one step 2 uses.
-    func sharedFlight(_ key: ItemKey, asker: Asker, validFor: TimeInterval, claimed: DueRefresh? = nil) async throws -> AutoLoginResult {
+    func sharedFlight(_ key: ItemKey, asker: RefreshAsker, validFor: TimeInterval, claimed: DueRefresh? = nil) async throws -> AutoLoginResult {
         if let running = flights[key] {
             // That flight is this manager's refresh of the login already; the claimed lease would
             // only keep it waiting.
@@ -111,7 +103,7 @@ extension SessionManager {
     /// claim. Waiting for other managers is bounded: the holder's lease, then one of whoever
     /// follows. When the login changed under the request (a refresh token rotated elsewhere, a new
     /// sign-in that already needs a refresh) there is one more round, never more.
-    func refreshFlight(_ key: ItemKey, asker: Asker, validFor: TimeInterval, claimed: DueRefresh? = nil) async throws -> AutoLoginResult {
+    func refreshFlight(_ key: ItemKey, asker: RefreshAsker, validFor: TimeInterval, claimed: DueRefresh? = nil) async throws -> AutoLoginResult {
         var claimed = claimed
         let item = try SessionItems.item(for: key)
         let waitUntil = clock.now.addingTimeInterval(2 * configuration.refreshLease)
@@ -165,10 +157,10 @@ extension SessionManager {
     private func next(after round: Round, validFor: TimeInterval) async -> Next {
         switch round {
         case .done(let result, let revocation):
-            if let revocation { _ = try? await deliver(revocation) }
+            if let revocation { _ = try? await revocations.deliver(revocation) }
             return .answer(result)
         case .changed(let current, let revocation):
-            if let revocation { _ = try? await deliver(revocation) }
+            if let revocation { _ = try? await revocations.deliver(revocation) }
             guard let current else { return .answer(.reauthRequired(.noSession)) }
             if current.isValid(at: clock.now, forAtLeast: validFor) { return .answer(.valid(AccessGrant(current))) }
             return .again(current)
@@ -179,7 +171,7 @@ extension SessionManager {
 
     /// A round started under the lease a claim of due logins took (``refreshDueLogins(validFor:)``):
     /// step 1 under it, and steps 2 to 4 if step 1 asks the provider; given back if it asks nothing.
-    private func claimedRound(_ due: DueRefresh, for key: ItemKey, asker: Asker, validFor: TimeInterval) async throws -> Round {
+    private func claimedRound(_ due: DueRefresh, for key: ItemKey, asker: RefreshAsker, validFor: TimeInterval) async throws -> Round {
         try await withRefreshLease(due.lease) { held in
             switch try await withKeyLock(key, { try await planRefresh(key, asker: asker, validFor: validFor) }) {
             case .answer(let result):
@@ -265,18 +257,18 @@ extension SessionManager {
     }
 
     /// Step 1, under the key lock: answer from the store, or say which request to make.
-    private func planRefresh(_ key: ItemKey, asker: Asker, validFor: TimeInterval) async throws -> Plan {
+    private func planRefresh(_ key: ItemKey, asker: RefreshAsker, validFor: TimeInterval) async throws -> Plan {
         guard let session = try await storedSession(key) else {
-            if let known = tracked[key], let endsAt = known.endsAt, clock.now >= endsAt {
+            if let known = book.tracked[key], let endsAt = known.endsAt, clock.now >= endsAt {
                 // The store already purged it at its expiry: tell the watchers why it is gone.
                 forget(key)
                 publish(.expired, key)
                 return .answer(.reauthRequired(known.endReason))
             }
             forget(key)
-            return .answer(.reauthRequired(endedInDoubt.contains(key) ? .rotationInDoubt : .noSession))
+            return .answer(.reauthRequired(book.endedInDoubt.contains(key) ? .rotationInDoubt : .noSession))
         }
-        endedInDoubt.remove(key)  // signed in again
+        book.endedInDoubt.remove(key)  // signed in again
         if let reason = session.endReason(at: clock.now) {
             try await wipe(key, event: .expired)
             return .answer(.reauthRequired(reason))
@@ -286,7 +278,7 @@ extension SessionManager {
             return .answer(.valid(AccessGrant(session)))
         }
         guard let refreshToken = session.refreshToken else { return .answer(.reauthRequired(.noRefreshToken)) }
-        if let notBefore = heldBackUntil(key, asker: asker), notBefore > clock.now {
+        if let notBefore = book.heldBackUntil(key, asker: asker, clientRetryFloor: configuration.clientRetryFloor), notBefore > clock.now {
             return .answer(.offline(validGrant(session), reason: "the provider failed moments ago; the next attempt may be made at \(notBefore)"))
         }
         return .request(session, refreshToken: refreshToken)
@@ -297,17 +289,7 @@ extension SessionManager {
     private func keepUncommitted(_ next: LoginSession, _ lease: RefreshLease, for key: ItemKey, _ error: any Error) {
         uncommitted[key] = (next, lease)
         logger.error("refreshed tokens could not be stored; kept in memory until they can be", metadata: ["error": "\(error)"])
-        scheduleChanged()
-    }
-
-    /// When `asker` may next reach the provider for `key` after failures, or nil when it may now.
-    private func heldBackUntil(_ key: ItemKey, asker: Asker) -> Date? {
-        guard let retry = retries[key] else { return nil }
-        switch asker {
-        case .forced, .due: return nil
-        case .background: return retry.notBefore
-        case .client: return min(retry.notBefore, retry.lastAttemptAt.addingTimeInterval(configuration.clientRetryFloor))
-        }
+        schedule.changed()
     }
 
     /// Step 4, under the key lock: applies the provider's answer to the login it was made for.
@@ -334,7 +316,7 @@ extension SessionManager {
         switch answer {
         case .tokens(let response):
             let next = session.refreshed(with: response, at: clock.now)
-            guard unchanged else { return .changed(current: current, revocation: try await discard(next, for: key)) }
+            guard unchanged else { return .changed(current: current, revocation: try await revocations.discard(next, for: key, sendNow: true)) }
             return try await applyTokens(next, under: &held, for: key)
         case .invalidGrant, .lost:
             // Another refresh, a new sign-in or a logout may have won: only the login the request
@@ -347,7 +329,7 @@ extension SessionManager {
         case .rejected(let error, let description):
             guard current != nil else { return .done(.reauthRequired(.noSession)) }
             // Not retried by the background work before the hold-back a failure earns.
-            let failures = (retries[key]?.failures ?? 0) + 1
+            let failures = book.failures(of: key) + 1
             await postponeDue(held.lease, for: key, until: clock.now.addingTimeInterval(
                 configuration.retry.delay(afterFailures: failures, random: random())))
             throw VaultError(.providerRejected,
@@ -393,9 +375,9 @@ extension SessionManager {
             metrics.fencedCommit()
             // The lease ran out and another manager took the login over (or a sign-in or a
             // logout replaced it): this answer came too late, as one after a logout does.
-            return .changed(current: try await storedSession(key), revocation: try await discard(next, for: key))
+            return .changed(current: try await storedSession(key), revocation: try await revocations.discard(next, for: key, sendNow: true))
         }
-        retries[key] = nil
+        book.succeeded(key)
         track(next, for: key)
         publish(.refreshed, key)
         return .done(.refreshed(AccessGrant(next)))
@@ -404,13 +386,11 @@ extension SessionManager {
     /// Records a failed attempt for the background work's hold-back, in the store's due time too
     /// (while `lease` is still the latest), so no manager sharing the store retries sooner; returns `reason`.
     private func holdBack(_ key: ItemKey, _ reason: String, lease: RefreshLease) async -> String {
-        let failures = (retries[key]?.failures ?? 0) + 1
-        let delay = configuration.retry.delay(afterFailures: failures, random: random())
-        let notBefore = clock.now.addingTimeInterval(delay)
-        retries[key] = RetryState(failures: failures, notBefore: notBefore, lastAttemptAt: clock.now)
+        let now = clock.now
+        let notBefore = book.failed(key, at: now, retry: configuration.retry, random: random()).notBefore
         await postponeDue(lease, for: key, until: notBefore)
-        scheduleChanged()
-        logger.notice("refresh failed; login kept", metadata: ["retryInSeconds": "\(Int(delay))"])
+        schedule.changed()
+        logger.notice("refresh failed; login kept", metadata: ["retryInSeconds": "\(Int(notBefore.timeIntervalSince(now)))"])
         return reason
     }
 
@@ -431,7 +411,7 @@ extension SessionManager {
     private func endInDoubt(_ session: LoginSession, for key: ItemKey) async throws -> Round {
         logger.warning("a refresh answer was lost twice and the provider may have rotated the refresh token; the login ends")
         let revocation = try await wipe(key, event: .reauthRequired, revoking: session)
-        endedInDoubt.insert(key)
+        book.endedInDoubt.insert(key)
         return .done(.reauthRequired(.rotationInDoubt), revocation: revocation)
     }
 

@@ -33,7 +33,7 @@ extension SessionManager {
             restored.loginID = SecureRandomID.make()  // a new login: not one a lease still out could take for its own
             uncommitted[key] = nil
             try await commit(restored, for: key)
-            retries[key] = nil
+            book.succeeded(key)
             track(restored, for: key)
             publish(.saved, key)
             return .restored

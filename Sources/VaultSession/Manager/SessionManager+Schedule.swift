@@ -12,7 +12,7 @@ extension SessionManager {
     /// and the delivery of queued revocations.
     public func resume() async throws {
         let items = try await store.list(service: nil)
-        let unconfirmed = try await outbox.revocationsToReconcile()
+        let unconfirmed = try await revocations.outbox.revocationsToReconcile()
         for entry in unconfirmed {
             guard let revocation = try? QueuedRevocation(id: entry.id, sealedRecord: entry.payload) else { continue }
             // A logout that crashed after queueing and before wiping (a store that cannot do both
@@ -27,36 +27,25 @@ extension SessionManager {
             }
         }
         for item in items {
-            guard let key = SessionItems.login(of: item.key), tracked[key] == nil else { continue }
+            guard let key = SessionItems.login(of: item.key), book.tracked[key] == nil else { continue }
             if let session = try? await storedSession(key) {
                 track(session, for: key)
                 try await store.restoreRefreshDue(refreshDue(session), of: item.key, itemExpiresAt: session.endsAt)
             }
         }
-        storeRefreshDueAt = try await store.earliestRefreshDue()
+        book.storeRefreshDueAt = try await store.earliestRefreshDue()
         // Entries left by an earlier run (or, in a shared outbox, by any manager) are due now.
-        if !unconfirmed.isEmpty || outbox.outboxIsShared { wakeForRevocations(at: clock.now) }
-        scheduleChanged()
+        if !unconfirmed.isEmpty || revocations.outbox.outboxIsShared { revocations.wake(at: clock.now) }
+        schedule.changed()
     }
 
     /// When ``runDueWork()`` next has something to do, or nil when nothing is scheduled.
     public func nextWakeUp() -> Date? {
-        var earliest: Date?
-        func consider(_ date: Date?) {
-            guard let date else { return }
-            earliest = earliest.map { min($0, date) } ?? date
-        }
-        for entry in tracked.values { consider(entry.endsAt) }
-        if configuration.proactiveRefresh {
-            consider(storeRefreshDueAt)
-            for due in refreshDueWritten.values { consider(due) }
-            // Other managers write logins this one never read: look for due ones from time to time.
-            if store.dueRefreshesAreShared { consider(clock.now.addingTimeInterval(Self.sharedDuePoll)) }
-        }
-        consider(revocationCheckAt)
+        let now = clock.now
         // Refreshed tokens the store could not take: try again soon, while their lease lasts.
-        if !uncommitted.isEmpty { consider(clock.now.addingTimeInterval(configuration.leaseRecheck)) }
-        return earliest
+        let uncommittedRetry = uncommitted.isEmpty ? nil : now.addingTimeInterval(configuration.leaseRecheck)
+        return book.nextWakeUp(at: now, proactive: configuration.proactiveRefresh, dueShared: store.dueRefreshesAreShared,
+                               also: [revocations.nextCheck, uncommittedRetry])
     }
 
     /// Does what is due at the clock's "now": wiping logins that ended, proactive refreshes (the
@@ -67,7 +56,7 @@ extension SessionManager {
         let now = clock.now
         let lead = configuration.minValid + configuration.refreshAhead + configuration.refreshJitter
         guard await writeUncommitted(), await endEndedLogins(at: now, lead: lead), await claimAndRefreshDue(lead: lead),
-              await retryRevocations(at: now) else { return }
+              await revocations.retryDue(at: now) else { return }
         await recordStoreMetrics()
     }
 
@@ -88,8 +77,7 @@ extension SessionManager {
     }
 
     private func endEndedLogins(at now: Date, lead: TimeInterval) async -> Bool {
-        for (key, entry) in tracked {
-            guard entry.endsAt.map({ now >= $0 }) ?? false else { continue }
+        for key in book.ended(at: now) {
             do {
                 let result = try await sharedFlight(key, asker: .background, validFor: lead)
                 logger.debug("proactive session work", metadata: ["service": "\(logName(key.service))", "outcome": "\(result.outcome)"])
@@ -98,9 +86,7 @@ extension SessionManager {
             } catch {
                 logger.warning("proactive session work failed", metadata: ["error": "\(error)"])
                 // Do not spin on a login that keeps failing for a non-transient reason.
-                let failures = (retries[key]?.failures ?? 0) + 1
-                retries[key] = RetryState(failures: failures, notBefore: now.addingTimeInterval(
-                    configuration.retry.delay(afterFailures: failures, random: random())), lastAttemptAt: now)
+                book.failed(key, at: now, retry: configuration.retry, random: random())
             }
         }
         return true
@@ -118,47 +104,22 @@ extension SessionManager {
         }
     }
 
-    private func retryRevocations(at now: Date) async -> Bool {
-        guard let due = revocationCheckAt, due <= now else { return true }
-        revocationCheckAt = nil
-        do {
-            try await deliverDueRevocations()
-        } catch let error as VaultError where error.code == .locked {
-            wakeForRevocations(at: now)
-            return false
-        } catch {
-            logger.warning("queued revocations could not be claimed", metadata: ["error": "\(error)"])
-            wakeForRevocations(at: now.addingTimeInterval(configuration.retry.delay(afterFailures: 1, random: random())))
-        }
-        // Other managers queue and fail entries this one does not hear of: look again in a while.
-        if outbox.outboxIsShared { wakeForRevocations(at: now.addingTimeInterval(Self.sharedOutboxPoll)) }
-        return true
-    }
-
     /// Sets the store's gauges (backlog, logins in doubt); a store that cannot answer now leaves
     /// them as they were. Each round of background work ends with it, and a metrics endpoint calls
     /// it before each scrape, so a scrape sees what `fleet status` says now.
     public func recordStoreMetrics() async {
-        guard let backlog = try? await revocationBacklog(), let inDoubt = try? await store.loginsInDoubt() else { return }
+        guard let backlog = try? await revocations.backlog(), let inDoubt = try? await store.loginsInDoubt() else { return }
         metrics.record(backlog, loginsInDoubt: inDoubt)
     }
 
-    /// How often a manager looks for due entries in an outbox that other managers share.
-    static var sharedOutboxPoll: TimeInterval { 30 }
-
-    /// How often a manager looks for due logins in a store that other managers write: well within
-    /// the refresh lead (``Configuration/refreshAhead``), so a login another daemon wrote is refreshed
-    /// in time.
-    static var sharedDuePoll: TimeInterval { 10 }
-
     /// How many revocations wait for the provider (in the whole outbox, when it is shared).
     public var queuedRevocationCount: Int {
-        get async { (try? await outbox.revocationBacklog(stuckAfter: .max).pending) ?? 0 }
+        get async { (try? await revocations.outbox.revocationBacklog(stuckAfter: .max).pending) ?? 0 }
     }
 
     /// Calls `observer` whenever the schedule changes, so a sleeping driver can wake early.
-    public func observeSchedule(_ observer: @escaping @Sendable () -> Void) {
-        scheduleObserver = observer
+    public nonisolated func observeSchedule(_ observer: @escaping @Sendable () -> Void) {
+        schedule.observe(observer)
     }
 
     // MARK: Events
@@ -175,66 +136,22 @@ extension SessionManager {
 
     // MARK: Tracking
 
-    /// When `session` is due for its proactive refresh, written with it (``DueRefreshes``): the
-    /// access token's expiry minus this manager's lead. nil without a refresh token, or when the
-    /// login ends first. Written whatever ``Configuration/proactiveRefresh`` says: it is the login's
-    /// schedule, for whichever manager of those sharing the store refreshes ahead of time.
+    /// When `session` is due for its proactive refresh (``LoginBook/refreshDue(_:configuration:random:)``).
     func refreshDue(_ session: LoginSession) -> Date? {
-        guard session.refreshToken != nil else { return nil }
-        let lead = configuration.minValid + configuration.refreshAhead + configuration.refreshJitter * random()
-        // A token living less than the lead would be due again the moment it was refreshed (a
-        // request loop): refresh it halfway through its life instead.
-        let lifetime = max(session.effectiveAccessTokenExpiry.timeIntervalSince(session.issuedAt), 0)
-        // And never sooner than 30 s after the tokens were issued, whatever the provider says
-        // (`expires_in: 0` would otherwise be due at once, again and again).
-        let due = max(session.effectiveAccessTokenExpiry.addingTimeInterval(-min(lead, lifetime / 2)),
-                      session.issuedAt.addingTimeInterval(30))
-        if let end = session.endsAt, due >= end { return nil }
-        return due
+        LoginBook.refreshDue(session, configuration: configuration, random: random())
     }
 
     func track(_ session: LoginSession, for key: ItemKey) {
-        // The same tokens read again change nothing and wake nothing: every AutoLogin that reaches
-        // the store reads the login (all of a fleet daemon's do), and each wake-up is a round of
-        // background work, with its queries.
-        let known = tracked[key]
-        if let known, known.issuedAt == session.issuedAt,
-           known.accessTokenExpiry == session.effectiveAccessTokenExpiry, known.endsAt == session.endsAt,
-           known.hasRefreshToken == (session.refreshToken != nil) {
-            return
-        }
-        let endReason: ReauthReason
-        if let absolute = session.absoluteExpiresAt, absolute == session.endsAt {
-            endReason = .lifetimeOver
-        } else {
-            endReason = session.refreshToken != nil ? .refreshTokenExpired : .noRefreshToken
-        }
-        tracked[key] = Tracked(endsAt: session.endsAt, endReason: endReason,
-                               issuedAt: session.issuedAt, accessTokenExpiry: session.effectiveAccessTokenExpiry,
-                               hasRefreshToken: session.refreshToken != nil)
-        if known?.endsAt != session.endsAt { scheduleChanged() }
+        if book.track(session, for: key) { schedule.changed() }
     }
 
-    /// Keeps the due time just written for `key`, and wakes the driver only when it may now have to
-    /// wake sooner: a due time later than the one it replaces needs nothing, since the driver wakes by
-    /// the earlier one anyway and looks again then (a refresh always moves its login's due time on, and
-    /// a wake-up is a round of background work with its queries); without proactive refresh, due
-    /// times are written for the managers that refresh ahead, and wake nothing here.
+    /// Keeps the due time just written for `key` (``LoginBook/noteRefreshDue(_:for:proactive:)``).
     func noteRefreshDue(_ due: Date?, for key: ItemKey) {
-        let previous = refreshDueWritten[key]
-        refreshDueWritten[key] = due
-        guard configuration.proactiveRefresh, let due else { return }
-        if previous.map({ due < $0 }) ?? true { scheduleChanged() }
+        if book.noteRefreshDue(due, for: key, proactive: configuration.proactiveRefresh) { schedule.changed() }
     }
 
     func forget(_ key: ItemKey) {
-        tracked[key] = nil
-        retries[key] = nil
-        refreshDueWritten[key] = nil
-        scheduleChanged()
-    }
-
-    func scheduleChanged() {
-        scheduleObserver?()
+        book.forget(key)
+        schedule.changed()
     }
 }

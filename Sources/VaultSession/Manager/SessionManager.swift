@@ -39,71 +39,14 @@ import VaultCrypto
 /// (PostgreSQL), or one ``LocalLoginLeases`` to every manager in the process. Any other store gets
 /// a lease table of its own, so two managers over a bare store refresh independently.
 public actor SessionManager {
-    public struct Configuration: Sendable {
-        /// A cached access token is answered only while it stays valid at least this long.
-        public var minValid: TimeInterval
-        /// Proactive refresh starts this long before `minValid` would be crossed…
-        public var refreshAhead: TimeInterval
-        /// …minus a random part of up to this long, so logins do not refresh in step.
-        public var refreshJitter: TimeInterval
-        /// Hold-back of the background work (proactive refresh, queued revocations) after transient
-        /// provider failures.
-        public var retry: RetryPolicy
-        /// The least time between two refresh attempts a client's AutoLogin makes after a failure:
-        /// a client asking is otherwise never held back (a laptop back online is refreshed at once),
-        /// and a burst of callers cannot hammer a failing provider.
-        public var clientRetryFloor: TimeInterval
-        /// A revocation that cannot reach the provider is retried for at most this long.
-        public var revocationQueueLifetime: TimeInterval
-        /// Whether ``runDueWork()`` refreshes logins ahead of time; when false, only callers refresh.
-        public var proactiveRefresh: Bool
-        /// How long a refresh lease lasts: at least twice the transport's request deadline, so a
-        /// holder still waiting for its answer is never overtaken (checked by ``SessionManager/init``).
-        public var refreshLease: TimeInterval
-        /// While another manager holds a login's lease, how often the store is read again when it
-        /// gives no hint of a change (``LoginLeases/changes(of:)``).
-        public var leaseRecheck: TimeInterval
-        /// Whether device sign-ins (RFC 8628) may begin: an administrator who fears their phishing
-        /// risk (a code the user is talked into entering) turns them off.
-        public var deviceFlow: Bool
-        /// After this many failed deliveries a queued revocation counts as stuck in
-        /// ``SessionManager/revocationBacklog()``: still retried, and shown to the operator.
-        public var revocationStuckAfter: Int
-
-        public init(minValid: TimeInterval = 60, refreshAhead: TimeInterval = 60, refreshJitter: TimeInterval = 30,
-                    retry: RetryPolicy = RetryPolicy(), revocationQueueLifetime: TimeInterval = 30 * 86400,
-                    proactiveRefresh: Bool = true, clientRetryFloor: TimeInterval = 1,
-                    refreshLease: TimeInterval = 30, leaseRecheck: TimeInterval = 1, deviceFlow: Bool = true,
-                    revocationStuckAfter: Int = 10) {
-            self.revocationStuckAfter = revocationStuckAfter
-            self.deviceFlow = deviceFlow
-            self.refreshLease = refreshLease
-            self.leaseRecheck = leaseRecheck
-            self.clientRetryFloor = clientRetryFloor
-            self.proactiveRefresh = proactiveRefresh
-            self.minValid = minValid
-            self.refreshAhead = refreshAhead
-            self.refreshJitter = refreshJitter
-            self.retry = retry
-            self.revocationQueueLifetime = revocationQueueLifetime
-        }
-    }
-
-    /// What the manager knows of a login between calls, for wiping it when it ends.
-    struct Tracked {
-        var endsAt: Date?
-        var endReason: ReauthReason
-        /// The tokens the entry was made for (``SessionManager/track(_:for:)``).
-        var issuedAt: Date
-        var accessTokenExpiry: Date
-        var hasRefreshToken: Bool
-    }
+    /// How the manager refreshes, retries and revokes (``SessionConfiguration``).
+    public typealias Configuration = SessionConfiguration
 
     /// The store, with its refresh lease and due times: every read and write of logins goes through it.
     let store: any DueRefreshes
-    /// Where revocations wait for the provider (``RevocationOutbox``): the store's own, or a
+    /// Queues and sends revocations, through the store's own ``RevocationOutbox`` or a
     /// ``LocalRevocationOutbox`` over ``store``.
-    let outbox: any RevocationOutbox
+    let revocations: RevocationSender
     /// The store's immediate read, for ``autoLoginNow(_:)``.
     nonisolated let readsNow: (any TokenStoreReadingNow)?
     /// Who this manager is in the store's leases.
@@ -128,27 +71,17 @@ public actor SessionManager {
     let keyLocks = KeyedLock<ItemKey>()
     var flights: [ItemKey: Flight] = [:]
     var nextFlightID: UInt64 = 0
-    var retries: [ItemKey: RetryState] = [:]
-    var tracked: [ItemKey: Tracked] = [:]
-    /// Logins this manager ended in doubt (``ReauthReason/rotationInDoubt``): their callers are told
-    /// so, not `noSession`, until the login is signed in again or logged out. The caller whose
-    /// request ended it may have given up waiting, so the next one must hear why.
-    var endedInDoubt: Set<ItemKey> = []
-    /// For ``nextWakeUp()`` only (the store's claim decides what is due): the earliest due time the
-    /// store gave at the last look, and the due times this manager wrote or postponed since.
-    var storeRefreshDueAt: Date?
-    var refreshDueWritten: [ItemKey: Date] = [:]
+    /// What the manager knows of logins between calls, and when each has something due.
+    var book = LoginBook()
     /// Refreshed sessions whose store write failed, with the lease they were got under: written
     /// (fenced by that lease) before anything else touches the login.
     var uncommitted: [ItemKey: (session: LoginSession, lease: RefreshLease)] = [:] { didSet { hasUncommitted.store(!uncommitted.isEmpty, ordering: .releasing) } }
     /// Whether ``uncommitted`` holds anything, for ``autoLoginNow(_:)`` (which then leaves the call to the actor).
     nonisolated let hasUncommitted = Atomic<Bool>(false)
-    /// When the outbox next has an entry due that this manager knows of (its own hold-backs), or
-    /// when to look again in an outbox other managers share.
-    var revocationCheckAt: Date?
     /// The subscribers of ``events()``.
     let eventHub = SessionEventHub()
-    var scheduleObserver: (@Sendable () -> Void)?
+    /// Who is told that ``nextWakeUp()`` moved (``observeSchedule(_:)``).
+    nonisolated let schedule = ScheduleSignal()
     /// Verifies `oidc` logins (``useOpenID(_:)``), at sign-in and after each refresh.
     nonisolated let openIDLogins: OpenIDLogins
     /// The sign-ins begun and not yet completed, run outside the actor.
@@ -187,7 +120,6 @@ public actor SessionManager {
             leases = LocalLoginLeases(wrapping: store, clock: clock)
         }
         self.store = leases
-        self.outbox = (store as? any RevocationOutbox) ?? LocalRevocationOutbox(wrapping: leases, clock: clock)
         self.readsNow = store as? any TokenStoreReadingNow
         self.leaseOwner = "manager-" + SecureRandomID.hex(SecureRandomID.make())
         self.sleeper = sleeper
@@ -197,6 +129,9 @@ public actor SessionManager {
         let openIDLogins = OpenIDLogins(logger: logger)
         self.openIDLogins = openIDLogins
         self.signIns = SignInFlows(oauth: oauth, clock: clock, sleeper: sleeper, deviceFlow: configuration.deviceFlow, openID: openIDLogins)
+        self.revocations = RevocationSender(
+            outbox: (store as? any RevocationOutbox) ?? LocalRevocationOutbox(wrapping: leases, clock: clock),
+            oauth: oauth, clock: clock, configuration: configuration, random: random, logger: logger, schedule: schedule)
         self.clock = clock
         self.configuration = configuration
         self.random = random
@@ -230,7 +165,7 @@ public actor SessionManager {
             }
             uncommitted[key] = nil
             try await commit(session, for: key)
-            retries[key] = nil
+            book.succeeded(key)
             track(session, for: key)
             publish(.saved, key)
             return SessionStatus(session, now: now, minValid: configuration.minValid, retryNotBefore: nil)
@@ -252,7 +187,7 @@ public actor SessionManager {
         guard let session = try await storedSession(key) else {
             throw VaultError(.notFound, "no login is stored for service \(key.service.debugDescription), account \(key.account.debugDescription); sign in")
         }
-        return SessionStatus(session, now: clock.now, minValid: configuration.minValid, retryNotBefore: retries[key]?.notBefore)
+        return SessionStatus(session, now: clock.now, minValid: configuration.minValid, retryNotBefore: book.retries[key]?.notBefore)
     }
 
     // MARK: Storage
@@ -265,7 +200,7 @@ public actor SessionManager {
             if !written {
                 metrics.fencedCommit()
                 // Sent by the background work: this read may be under the login's lock.
-                _ = try await discard(pending.session, for: key, sendNow: false)
+                _ = try await revocations.discard(pending.session, for: key, sendNow: false)
             }
         }
         do {
@@ -304,7 +239,7 @@ public actor SessionManager {
         flights[key] = nil
         var pending: PendingRevocation?
         if let session {
-            pending = try await enqueueRevocation(of: session, for: key, wiping: true, sendNow: true)
+            pending = try await revocations.enqueue(of: session, for: key, wiping: true, sendNow: true)
         }
         if pending == nil {
             do {

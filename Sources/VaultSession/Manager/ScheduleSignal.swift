@@ -1,0 +1,18 @@
+import Synchronization
+
+/// Tells whoever drives ``SessionManager/runDueWork()`` that the schedule changed, so a driver
+/// asleep until the last ``SessionManager/nextWakeUp()`` can look again early. Every part of the
+/// manager that moves a wake-up (the login book, the revocation sender) calls it.
+final class ScheduleSignal: Sendable {
+    private let observer = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// Replaces the observer.
+    func observe(_ observer: @escaping @Sendable () -> Void) {
+        self.observer.withLock { $0 = observer }
+    }
+
+    func changed() {
+        // Called with the lock given back: the observer may take locks of its own.
+        observer.withLock { $0 }?()
+    }
+}
