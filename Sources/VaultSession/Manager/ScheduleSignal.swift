@@ -1,3 +1,4 @@
+import FoundationEssentials
 import Synchronization
 
 /// Tells whoever drives ``SessionManager/runDueWork()`` that the schedule changed, so a driver
@@ -14,5 +15,13 @@ final class ScheduleSignal: Sendable {
     func changed() {
         // Called with the lock given back: the observer may take locks of its own.
         observer.withLock { $0 }?()
+    }
+}
+
+extension Clock where Duration == Swift.Duration {
+    /// Sleeps `seconds`, rounded up to the millisecond: a provider's polling interval and a lease's
+    /// recheck come in seconds.
+    func sleep(seconds: TimeInterval) async throws {
+        try await sleep(for: .milliseconds(Int64((seconds * 1000).rounded(.up))))
     }
 }

@@ -28,7 +28,7 @@ extension SessionManager {
             let claimed = try await store.claimDueRefreshes(limit: Self.dueClaimBatch, owner: leaseOwner,
                                                            duration: configuration.refreshLease)
             let again = claimed.filter { seen.contains($0.lease.item) }
-            for due in again { await giveBack(due.lease, answerLost: false) }
+            for due in again { await RefreshFlight.giveBack(due.lease, answerLost: false, store: store, logger: logger) }
             let fresh = claimed.filter { !seen.contains($0.lease.item) }
             seen.formUnion(fresh.map(\.lease.item))
             unlocked = await withTaskGroup(of: Bool.self) { group in
@@ -58,7 +58,7 @@ extension SessionManager {
     private func refreshClaimed(_ due: DueRefresh, validFor lead: TimeInterval) async -> Bool {
         guard let key = SessionItems.login(of: due.lease.item) else {
             // Only logins are written with a due time; anything else is given back untouched.
-            await giveBack(due.lease, answerLost: false)
+            await RefreshFlight.giveBack(due.lease, answerLost: false, store: store, logger: logger)
             return true
         }
         do {

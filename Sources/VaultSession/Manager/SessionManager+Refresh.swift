@@ -6,258 +6,27 @@ import Glibc
 import VaultCore
 import VaultCrypto
 
-/// The refresh flight: one provider request per login at a time, shared by every caller of this
-/// manager, and made under the store's refresh lease (``LoginLeases``), so by one manager of all
-/// those sharing the store.
-///
-/// A refresh runs in four steps; the login's key lock is held only around the store work, and
-/// nothing at all (no lock, no transaction, no connection) across the network:
-/// 1. under the lock, read the login and decide (valid, ended, held back, or ask the provider);
-/// 2. claim the login's lease. When another manager holds it, wait for its result (a change of the
-///    stored login, or its lease running out) and start again from step 1. When it is granted, read
-///    the login once more: another manager may have refreshed it between step 1 and the claim, and
-///    the provider is then asked nothing (its refresh token was rotated; sending it would be a
-///    reuse, which a strict provider answers by revoking the login);
-/// 3. without the lock, record the request under the lease (``LoginLeases/recordRequest(under:)``),
-///    then ask the provider (bounded by the transport's deadline, which the lease outlives twice over);
-/// 4. under the lock again, re-read the login and apply the answer only if it is still the login
-///    the request was made for (same sign-in, same refresh token), writing it only while the lease
-///    is still the latest. A logout, a new sign-in, or another manager that took over an expired
-///    lease wins: the answer is discarded, and tokens it brought are never stored and are revoked
-///    (``RevocationSender/discard(_:for:sendNow:)``).
-///
-/// So a `Logout` never waits for a slow provider, and a refresh that returns after a logout, or
-/// after its lease was overtaken, can neither bring back nor overwrite the login.
-///
-/// An answer that may have reached the provider but never came back (the deadline passed, the
-/// connection broke, the holder died after recording its request) leaves the login "in doubt": the provider may have rotated
-/// its refresh token. The next claim says so, and that refresh is the one retry with the same
-/// token. If its answer is lost too, or the provider calls the token invalid, the login ends with
-/// `rotationInDoubt`: no further request could tell which token is current.
+/// Steps 1 and 4 of a refresh (``RefreshFlight``): the manager reads the login and decides what
+/// to do, and applies the provider's answer, each under the login's key lock; and the flights
+/// table that makes it one refresh per login, however many callers ask.
 extension SessionManager {
     /// Joins the refresh already under way for `key`, or starts one; with `claimed`, the lease a
     /// claim of due logins took is the one step 2 uses.
     func sharedFlight(_ key: ItemKey, asker: RefreshAsker, validFor: TimeInterval, claimed: DueRefresh? = nil) async throws -> AutoLoginResult {
-        if let running = flights[key] {
+        let flight = RefreshFlight(manager: self, key: key, asker: asker, validFor: validFor)
+        let (task, joined) = flights.task(for: key) {
+            do { return .success(try await flight.run(claimed: claimed)) } catch { return .failure(error) }
+        }
+        if joined, let claimed {
             // That flight is this manager's refresh of the login already; the claimed lease would
             // only keep it waiting.
-            if let claimed { await giveBack(claimed.lease, answerLost: false) }
-            return try await running.task.value.get()
+            await RefreshFlight.giveBack(claimed.lease, answerLost: false, store: store, logger: logger)
         }
-        let id = nextFlightID
-        nextFlightID &+= 1
-        let task = Task { () -> Result<AutoLoginResult, any Error> in
-            let result: Result<AutoLoginResult, any Error>
-            do {
-                result = .success(try await self.refreshFlight(key, asker: asker, validFor: validFor, claimed: claimed))
-            } catch {
-                result = .failure(error)
-            }
-            self.endFlight(key, id: id)
-            return result
-        }
-        flights[key] = Flight(id: id, task: task)
         return try await task.value.get()
     }
 
-    /// Forgets the flight, unless a logout already let a newer one take its place.
-    private func endFlight(_ key: ItemKey, id: UInt64) {
-        if flights[key]?.id == id { flights[key] = nil }
-    }
-
-    /// What step 1 decided.
-    private enum Plan {
-        case answer(AutoLoginResult)
-        case request(LoginSession, refreshToken: SecureBytes)
-    }
-
-    /// What one round under a lease came to.
-    private enum Round {
-        /// The answer, and tokens to revoke once the lease and the lock are given back.
-        case done(AutoLoginResult, revocation: PendingRevocation? = nil)
-        /// The login changed while the request was out: `current` is what the store holds now.
-        case changed(current: LoginSession?, revocation: PendingRevocation? = nil)
-        /// The lease was overtaken before the request went out; `session` is the login step 1 read.
-        case overtaken(LoginSession)
-
-        /// The `outcome` dimension of `sortedvault_refreshes_total`.
-        var outcome: String {
-            switch self {
-            case .done(let result, _): result.outcome
-            case .changed, .overtaken: "superseded"
-            }
-        }
-    }
-
-    /// What follows a round.
-    private enum Next {
-        case answer(AutoLoginResult)
-        /// Another round, for the login as it is now.
-        case again(LoginSession)
-    }
-
-    /// Told when the login changed under two rounds in a row.
-    private static var changedMeanwhile: String { "the login changed while it was being refreshed; ask again" }
-
-    /// The one place a refresh request is made. `claimed` is used by the first round instead of a
-    /// claim. Waiting for other managers is bounded: the holder's lease, then one of whoever
-    /// follows. When the login changed under the request (a refresh token rotated elsewhere, a new
-    /// sign-in that already needs a refresh) there is one more round, never more.
-    func refreshFlight(_ key: ItemKey, asker: RefreshAsker, validFor: TimeInterval, claimed: DueRefresh? = nil) async throws -> AutoLoginResult {
-        var claimed = claimed
-        let item = try SessionItems.item(for: key)
-        let waitUntil = clock.now.addingTimeInterval(2 * configuration.refreshLease)
-        var supersededRounds = 0
-        while true {
-            // Subscribed before the store is read, so no change after the read goes unseen.
-            let hints = await store.changes(of: item)
-            let round: Round
-            if let due = claimed {
-                claimed = nil
-                round = try await claimedRound(due, for: key, asker: asker, validFor: validFor)
-            } else {
-                let session: LoginSession, usedToken: SecureBytes
-                switch try await withKeyLock(key, { try await planRefresh(key, asker: asker, validFor: validFor) }) {
-                case .answer(let result): return result
-                case .request(let stored, let refreshToken): (session, usedToken) = (stored, refreshToken)
-                }
-                let claim: LeaseClaim
-                do {
-                    claim = try await store.claimRefresh(of: item, owner: leaseOwner, duration: configuration.refreshLease)
-                } catch let error as VaultError where error.code == .notFound && supersededRounds == 0 {
-                    // Deleted since step 1 read it (a logout, another manager's end in doubt): read
-                    // again, which answers why it is gone.
-                    supersededRounds += 1
-                    continue
-                }
-                switch claim {
-                case .granted(let lease, let answersLost):
-                    round = try await withRefreshLease(lease) { held in
-                        try await request(session, usedToken: usedToken, for: key, under: &held, answersLost: answersLost)
-                    }
-                case .held(_, let until):
-                    guard clock.now < waitUntil else {
-                        return .offline(validGrant(session), reason: "another sortedvault instance is refreshing this login and has not finished; ask again")
-                    }
-                    await waitForHolder(hints, until: until)
-                    continue
-                }
-            }
-            switch await next(after: round, validFor: validFor) {
-            case .answer(let result): return result
-            case .again(let latest):
-                supersededRounds += 1
-                if supersededRounds == 2 { return .offline(validGrant(latest), reason: Self.changedMeanwhile) }
-            }
-        }
-    }
-
-    /// After a round: the answer for the callers, or the login to try again with. Revocations the
-    /// round queued are sent here, with no lease or lock held.
-    private func next(after round: Round, validFor: TimeInterval) async -> Next {
-        switch round {
-        case .done(let result, let revocation):
-            if let revocation { _ = try? await revocations.deliver(revocation) }
-            return .answer(result)
-        case .changed(let current, let revocation):
-            if let revocation { _ = try? await revocations.deliver(revocation) }
-            guard let current else { return .answer(.reauthRequired(.noSession)) }
-            if current.isValid(at: clock.now, forAtLeast: validFor) { return .answer(.valid(AccessGrant(current))) }
-            return .again(current)
-        case .overtaken(let session):
-            return .again(session)
-        }
-    }
-
-    /// A round started under the lease a claim of due logins took (``refreshDueLogins(validFor:)``):
-    /// step 1 under it, and steps 2 to 4 if step 1 asks the provider; given back if it asks nothing.
-    private func claimedRound(_ due: DueRefresh, for key: ItemKey, asker: RefreshAsker, validFor: TimeInterval) async throws -> Round {
-        try await withRefreshLease(due.lease) { held in
-            switch try await withKeyLock(key, { try await planRefresh(key, asker: asker, validFor: validFor) }) {
-            case .answer(let result):
-                // A claimed login that needs no request (gone, ended, valid, no refresh token).
-                return .done(result)
-            case .request(let session, let refreshToken):
-                return try await request(session, usedToken: refreshToken, for: key, under: &held, answersLost: due.answersLost)
-            }
-        }
-    }
-
-    /// Steps 2 (once the lease is granted) to 4, under `held`: read the login again, record the
-    /// request, ask the provider, and apply its answer.
-    private func request(_ session: LoginSession, usedToken: SecureBytes, for key: ItemKey,
-                         under held: inout HeldLease, answersLost: Int) async throws -> Round {
-        let current = try await withKeyLock(key) { try await storedSession(key) }
-        guard let current, current.loginID == session.loginID, current.refreshToken.map({ $0 == usedToken }) ?? false else {
-            return .changed(current: current)
-        }
-        let answer: RefreshAnswer
-        if answersLost >= 2 {
-            // Two answers lost one after another: no third request, it could not tell which token is current.
-            answer = .lost("the answers to the last refresh requests were lost")
-        } else {
-            // Recorded before it is sent: only a lease whose request may have gone out counts as
-            // a lost answer if it runs out. A store that cannot record it hears of no request.
-            guard try await store.recordRequest(under: held.lease) else {
-                // Overtaken since the claim (it ran out and another took it, or a sign-in or a
-                // logout replaced the login): the lease is no longer this manager's to give back.
-                held.ending = .spent
-                return .overtaken(session)
-            }
-            answer = await openIDLogins.verified(await oauth.refresh(session, refreshToken: usedToken), for: session)
-        }
-        let round: Round
-        do {
-            round = try await withKeyLock(key) {
-                try await apply(answer, to: session, usedToken: usedToken, under: &held, inDoubt: answersLost >= 1, for: key)
-            }
-        } catch {
-            metrics.refresh("failed")
-            throw error
-        }
-        metrics.refresh(round.outcome)
-        return round
-    }
-
-    /// Runs `body` under `lease`, then gives the lease back as the body left it
-    /// (``HeldLease/ending``), whether the body returned or threw: no path can forget it.
-    private func withRefreshLease<T>(_ lease: RefreshLease, _ body: (inout HeldLease) async throws -> T) async throws -> T {
-        var held = HeldLease(lease: lease)
-        let result: Result<T, any Error>
-        do {
-            result = .success(try await body(&held))
-        } catch {
-            result = .failure(error)
-        }
-        switch held.ending {
-        case .giveBack: await giveBack(lease, answerLost: false)
-        case .answerLost: await giveBack(lease, answerLost: true)
-        case .spent: break
-        }
-        return try result.get()
-    }
-
-    /// Step 2's wait: until the store hints at a change, the holder's lease runs out (`until`), or
-    /// ``Configuration/leaseRecheck`` passes, whichever comes first.
-    private func waitForHolder(_ hints: AsyncStream<Void>?, until: Date) async {
-        let now = clock.now
-        // A lease the store calls live though it ended by this clock: the clocks differ; look again later.
-        let seconds = until > now ? min(until.timeIntervalSince(now), configuration.leaseRecheck) : configuration.leaseRecheck
-        let sleeper = self.sleeper
-        await withTaskGroup(of: Void.self) { group in
-            if let hints { group.addTask { for await _ in hints { return } } }
-            group.addTask { try? await Self.sleep(seconds, on: sleeper) }
-            await group.next()
-            group.cancelAll()
-        }
-    }
-
-    static func sleep<C: Clock>(_ seconds: TimeInterval, on clock: C) async throws where C.Duration == Duration {
-        try await clock.sleep(for: .milliseconds(Int64((seconds * 1000).rounded(.up))))
-    }
-
     /// Step 1, under the key lock: answer from the store, or say which request to make.
-    private func planRefresh(_ key: ItemKey, asker: RefreshAsker, validFor: TimeInterval) async throws -> Plan {
+    func plan(_ key: ItemKey, asker: RefreshAsker, validFor: TimeInterval) async throws -> RefreshPlan {
         guard let session = try await storedSession(key) else {
             if let known = book.tracked[key], let endsAt = known.endsAt, clock.now >= endsAt {
                 // The store already purged it at its expiry: tell the watchers why it is gone.
@@ -294,8 +63,8 @@ extension SessionManager {
 
     /// Step 4, under the key lock: applies the provider's answer to the login it was made for.
     /// `inDoubt`: the answer to an earlier request with the same refresh token was lost.
-    private func apply(_ answer: RefreshAnswer, to session: LoginSession, usedToken: SecureBytes, under held: inout HeldLease,
-                       inDoubt: Bool, for key: ItemKey) async throws -> Round {
+    func apply(_ answer: RefreshAnswer, to session: LoginSession, usedToken: SecureBytes, under held: inout HeldLease,
+                       inDoubt: Bool, for key: ItemKey) async throws -> RefreshRound {
         let current: LoginSession?
         do {
             current = try await storedSession(key)
@@ -339,7 +108,7 @@ extension SessionManager {
 
     /// Step 4 for a rejected refresh token or a lost answer, to the login the request was made for.
     private func applyFailure(_ answer: RefreshAnswer, to current: LoginSession, under held: inout HeldLease,
-                              inDoubt: Bool, for key: ItemKey) async throws -> Round {
+                              inDoubt: Bool, for key: ItemKey) async throws -> RefreshRound {
         if inDoubt {
             // Should the wipe fail, the lease running out still tells the next claim.
             held.ending = .answerLost
@@ -358,7 +127,7 @@ extension SessionManager {
 
     /// Step 4 for new tokens, made for the login still stored: written while `held` is still the
     /// login's latest lease.
-    private func applyTokens(_ next: LoginSession, under held: inout HeldLease, for key: ItemKey) async throws -> Round {
+    private func applyTokens(_ next: LoginSession, under held: inout HeldLease, for key: ItemKey) async throws -> RefreshRound {
         let written: Bool
         do {
             written = try await commit(next, for: key, holding: held.lease)
@@ -408,49 +177,15 @@ extension SessionManager {
     /// The retry after a lost answer failed too: the provider may hold a refresh token this login
     /// never got, and no request could tell which token is current. The login ends as a logout
     /// ends it (the wipe with its revocation queued in the same step, which also ends its lease).
-    private func endInDoubt(_ session: LoginSession, for key: ItemKey) async throws -> Round {
+    private func endInDoubt(_ session: LoginSession, for key: ItemKey) async throws -> RefreshRound {
         logger.warning("a refresh answer was lost twice and the provider may have rotated the refresh token; the login ends")
         let revocation = try await wipe(key, event: .reauthRequired, revoking: session)
         book.endedInDoubt.insert(key)
         return .done(.reauthRequired(.rotationInDoubt), revocation: revocation)
     }
 
-    /// Releases `lease`. A failure only makes the others wait until it runs out, and counts the
-    /// answer as lost, which errs on the safe side.
-    func giveBack(_ lease: RefreshLease, answerLost: Bool) async {
-        do {
-            try await store.release(lease, answerLost: answerLost)
-        } catch {
-            logger.warning("a refresh lease could not be released; it runs out by itself", metadata: ["error": "\(error)"])
-        }
-    }
-
     /// The cached grant while its access token is still valid at all.
-    func validGrant(_ session: LoginSession) -> AccessGrant? {
+    nonisolated func validGrant(_ session: LoginSession) -> AccessGrant? {
         session.accessTokenIsValid(at: clock.now) ? AccessGrant(session) : nil
     }
-}
-
-/// A refresh lease held for the scope of `withRefreshLease`, and what is to become of it at the
-/// scope's end.
-struct HeldLease {
-    enum Ending {
-        /// Given back: the next claim starts afresh.
-        case giveBack
-        /// Given back with the request's answer counted as lost: the next claim is the one retry
-        /// with the same refresh token.
-        case answerLost
-        /// Not given back: a write under it ended it (a commit, a wipe), another manager overtook
-        /// it, or refreshed tokens the store could not take are kept under it.
-        case spent
-    }
-
-    let lease: RefreshLease
-    var ending = Ending.giveBack
-}
-
-/// A refresh under way, with the number that tells it from a later one for the same login.
-struct Flight {
-    let id: UInt64
-    let task: Task<Result<AutoLoginResult, any Error>, Never>
 }

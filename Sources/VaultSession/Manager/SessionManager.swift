@@ -69,8 +69,8 @@ public actor SessionManager {
     /// it never overwrites a newer sign-in or brings back a logged-out login, and a logout never
     /// waits for a slow provider.
     let keyLocks = KeyedLock<ItemKey>()
-    var flights: [ItemKey: Flight] = [:]
-    var nextFlightID: UInt64 = 0
+    /// The refresh under way per login (``RefreshFlight``), joined by every caller.
+    nonisolated let flights = SingleFlight<ItemKey, Result<AutoLoginResult, any Error>>()
     /// What the manager knows of logins between calls, and when each has something due.
     var book = LoginBook()
     /// Refreshed sessions whose store write failed, with the lease they were got under: written
@@ -236,7 +236,7 @@ public actor SessionManager {
         uncommitted[key] = nil
         // A refresh still out for this login will find it gone and discard its answer; callers
         // from now on start afresh instead of waiting for it.
-        flights[key] = nil
+        flights.forget(key)
         var pending: PendingRevocation?
         if let session {
             pending = try await revocations.enqueue(of: session, for: key, wiping: true, sendNow: true)

@@ -56,7 +56,7 @@ extension SignInFlows {
         defer { stopPolling(id, owner: owner) }
         while true {
             guard let interval = find(id, owner: owner)?.device?.interval else { throw Self.deviceEnded }
-            try await SessionManager.sleep(interval, on: sleeper)
+            try await sleeper.sleep(seconds: interval)
             // Cancelled or expired while asleep: the wait ends, nothing was stored.
             guard var current = find(id, owner: owner), let grant = current.device else { throw Self.deviceEnded }
             let answer = await oauth.pollDevice(grant.deviceCode, provider: current.provider)
