@@ -5,40 +5,6 @@ import Glibc
 #endif
 import VaultCore
 
-/// What ``SessionManager/logoutAll(service:)`` did.
-public struct BulkLogoutResult: Sendable, Equatable {
-    /// Logins wiped.
-    public var loggedOut: Int
-    /// Of their revocations, those the provider confirmed.
-    public var revoked: Int
-    /// Those left in the outbox for the background work (the provider could not be reached).
-    public var revocationsQueued: Int
-
-    public init(loggedOut: Int = 0, revoked: Int = 0, revocationsQueued: Int = 0) {
-        self.loggedOut = loggedOut
-        self.revoked = revoked
-        self.revocationsQueued = revocationsQueued
-    }
-}
-
-/// The background work left to do, as an operator sees it (`sortedvault fleet status`).
-public struct FleetStatus: Sendable, Equatable {
-    public var revocations: RevocationBacklog
-    /// The attempts after which a queued revocation counts as stuck.
-    public var stuckAfter: Int
-    /// Logins whose last refresh answer is unknown (``LoginLeases/loginsInDoubt()``).
-    public var loginsInDoubt: Int
-    /// The data keys rows are sealed under, when the store has such keys; nil otherwise.
-    public var dataKeys: [DataKeyUse]?
-
-    public init(revocations: RevocationBacklog, stuckAfter: Int, loginsInDoubt: Int, dataKeys: [DataKeyUse]?) {
-        self.revocations = revocations
-        self.stuckAfter = stuckAfter
-        self.loginsInDoubt = loginsInDoubt
-        self.dataKeys = dataKeys
-    }
-}
-
 extension SessionManager {
     /// Logs out every login of `service`, each through the logout's own steps: the wipe with its
     /// revocation queued in one step, then the revocations sent. After the provider's first "not

@@ -12,7 +12,7 @@ import VaultCrypto
 extension SessionManager {
     /// Joins the refresh already under way for `key`, or starts one; with `claimed`, the lease a
     /// claim of due logins took is the one step 2 uses.
-    func sharedFlight(_ key: ItemKey, asker: RefreshAsker, validFor: TimeInterval, claimed: DueRefresh? = nil) async throws -> AutoLoginResult {
+    nonisolated func sharedFlight(_ key: ItemKey, asker: RefreshAsker, validFor: TimeInterval, claimed: DueRefresh? = nil) async throws -> AutoLoginResult {
         let flight = RefreshFlight(manager: self, key: key, asker: asker, validFor: validFor)
         let (task, joined) = flights.task(for: key) {
             do { return .success(try await flight.run(claimed: claimed)) } catch { return .failure(error) }

@@ -3,19 +3,6 @@ import FoundationEssentials
 import VaultCore
 import VaultCrypto
 
-/// What restoring one login from a backup did.
-public enum LoginRestoreOutcome: String, Sendable, CaseIterable {
-    /// The login was stored (there was none, or the caller asked to replace it).
-    case restored
-    /// The same tokens are stored already: a backup restored twice changes nothing.
-    case same
-    /// Another login is stored under the name (newer tokens, most likely: a refresh since the
-    /// backup rotated them) and was kept.
-    case kept
-    /// The backup's login has ended (its lifetime or refresh token ran out): nothing was stored.
-    case ended
-}
-
 extension SessionManager {
     /// Puts back a login from a backup (docs/backup.md) as the one write of a new login, under the
     /// login's lock: watchers see it `saved`, its proactive refresh is scheduled. A stored login

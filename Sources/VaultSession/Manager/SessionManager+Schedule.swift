@@ -49,71 +49,23 @@ extension SessionManager {
     }
 
     /// Does what is due at the clock's "now": wiping logins that ended, proactive refreshes (the
-    /// logins the store says are due, claimed with their lease: `SessionManager+DueRefresh.swift`),
-    /// and retrying queued revocations. Failures are logged and rescheduled; a locked store stops
-    /// the round (it resumes after unlock).
-    public func runDueWork() async {
-        let now = clock.now
-        let lead = configuration.minValid + configuration.refreshAhead + configuration.refreshJitter
-        guard await writeUncommitted(), await endEndedLogins(at: now, lead: lead), await claimAndRefreshDue(lead: lead),
-              await revocations.retryDue(at: now) else { return }
-        await recordStoreMetrics()
-    }
-
-    // Each step of the round: false when the store is locked, which ends the round.
-
-    private func writeUncommitted() async -> Bool {
-        for key in Array(uncommitted.keys) {
-            do {
-                // Reading the login writes what a failed write left in memory first.
-                try await withKeyLock(key) { _ = try await storedSession(key) }
-            } catch let error as VaultError where error.code == .locked {
-                return false
-            } catch {
-                logger.notice("refreshed tokens still cannot be stored; trying again", metadata: ["error": "\(error)"])
-            }
-        }
-        return true
-    }
-
-    private func endEndedLogins(at now: Date, lead: TimeInterval) async -> Bool {
-        for key in book.ended(at: now) {
-            do {
-                let result = try await sharedFlight(key, asker: .background, validFor: lead)
-                logger.debug("proactive session work", metadata: ["service": "\(logName(key.service))", "outcome": "\(result.outcome)"])
-            } catch let error as VaultError where error.code == .locked {
-                return false
-            } catch {
-                logger.warning("proactive session work failed", metadata: ["error": "\(error)"])
-                // Do not spin on a login that keeps failing for a non-transient reason.
-                book.failed(key, at: now, retry: configuration.retry, random: random())
-            }
-        }
-        return true
-    }
-
-    private func claimAndRefreshDue(lead: TimeInterval) async -> Bool {
-        guard configuration.proactiveRefresh else { return true }
-        do {
-            return try await refreshDueLogins(validFor: lead)
-        } catch let error as VaultError where error.code == .locked {
-            return false
-        } catch {
-            logger.warning("due refreshes could not be claimed", metadata: ["error": "\(error)"])
-            return true
-        }
+    /// logins the store says are due, claimed with their lease), and retrying queued revocations: one,
+    /// ``DueWork`` round. Failures are logged and rescheduled; a locked store stops the round (it
+    /// resumes after unlock).
+    public nonisolated func runDueWork() async {
+        await DueWork(manager: self, now: clock.now).run()
     }
 
     /// Sets the store's gauges (backlog, logins in doubt); a store that cannot answer now leaves
     /// them as they were. Each round of background work ends with it, and a metrics endpoint calls
     /// it before each scrape, so a scrape sees what `fleet status` says now.
-    public func recordStoreMetrics() async {
+    public nonisolated func recordStoreMetrics() async {
         guard let backlog = try? await revocations.backlog(), let inDoubt = try? await store.loginsInDoubt() else { return }
         metrics.record(backlog, loginsInDoubt: inDoubt)
     }
 
     /// How many revocations wait for the provider (in the whole outbox, when it is shared).
-    public var queuedRevocationCount: Int {
+    public nonisolated var queuedRevocationCount: Int {
         get async { (try? await revocations.outbox.revocationBacklog(stuckAfter: .max).pending) ?? 0 }
     }
 
@@ -132,6 +84,32 @@ extension SessionManager {
 
     func publish(_ kind: SessionEvent.Kind, _ key: ItemKey) {
         eventHub.publish(SessionEvent(kind: kind, key: key, at: clock.now))
+    }
+
+    // MARK: For the background work (``DueWork``)
+
+    var uncommittedKeys: [ItemKey] { Array(uncommitted.keys) }
+
+    func endedLogins(at now: Date) -> [ItemKey] { book.ended(at: now) }
+
+    /// Holds `key` back after a failure of the background work, so it does not spin on a login that
+    /// keeps failing for a non-transient reason.
+    func noteFailure(_ key: ItemKey) {
+        book.failed(key, at: clock.now, retry: configuration.retry, random: random())
+    }
+
+    /// Reads the earliest due time the store holds, after a round of claims. The store knows every
+    /// due time this manager wrote so far; those written while it answers are kept, and what
+    /// other managers write is found by the next look (``LoginBook/sharedDuePoll``).
+    func lookAgainForDue() async throws {
+        let written = book.refreshDueWritten
+        book.refreshDueWritten = [:]
+        do {
+            book.storeRefreshDueAt = try await store.earliestRefreshDue()
+        } catch {
+            book.refreshDueWritten.merge(written) { newer, _ in newer }
+            throw error
+        }
     }
 
     // MARK: Tracking

@@ -49,50 +49,16 @@ extension SessionManager {
         signIns.cancelAll(owner: owner, where: allowed)
     }
 
-    /// Stores a verified sign-in's answer through the one save path, under the flow's account or
-    /// ``defaultAccount(of:kind:)``.
-    ///
-    /// The provider's names (the verified user id and e-mail) pass ``ProviderChosenName``; when the
-    /// user named an account that holds a login, the verified user must be its user (``checkNamedAccount(_:named:verified:kind:)``).
+    /// Stores a verified sign-in's answer through the one save path, under the key
+    /// ``SignInFlows/key(for:flow:)`` names; a named account's login may be replaced only by its
+    /// own user (``SignInFlows/checkNamedAccount(_:stored:verified:)``).
     func storeVerifiedSignIn(_ verified: TokenResponse, flow: PendingSignIn) async throws -> SignInResult {
-        if let user = verified.userID { try ProviderChosenName.check(user, what: "the user id") }
-        if let email = verified.email { try ProviderChosenName.check(email, what: "the e-mail address") }
-        guard let account = flow.account ?? Self.defaultAccount(of: verified, kind: flow.provider.kind) else {
-            throw VaultError.invalidArgument("the sign-in named no account and its answer carries no verified user; nothing was stored")
+        let key = try SignInFlows.key(for: verified, flow: flow)
+        if flow.account != nil && flow.provider.kind != .oauth2 {
+            try SignInFlows.checkNamedAccount(key, stored: try await storedSession(key), verified: verified)
         }
-        let key = try ItemKey(service: flow.service, account: account)
-        try await checkNamedAccount(key, named: flow.account != nil, verified: verified, kind: flow.provider.kind)
         let status = try await storeSignIn(verified, provider: flow.provider, for: key, maximumLifetime: nil)
         logger.info("signed in", metadata: ["service": "\(logName(flow.service))", "kind": "\(flow.provider.kind.rawValue)"])
         return SignInResult(key: key, status: status)
-    }
-
-    /// The account a sign-in without one is stored under: the verified user as the provider names
-    /// users. E-mail-keyed providers (supabase, as a password sign-in stores under the e-mail) by
-    /// the verified e-mail, else the subject; oidc by the id token's verified `sub`.
-    static func defaultAccount(of verified: TokenResponse, kind: ProviderKind) -> String? {
-        switch kind {
-        case .supabase, .firebase: return verified.email ?? verified.userID
-        case .oidc: return verified.userID
-        case .oauth2: return nil  // an oauth2 answer's user_id is not verified by anyone
-        }
-    }
-
-    /// A sign-in for a named account that already holds a login of a verified user (oidc: its
-    /// `sub`; supabase, firebase: the provider's user id) must come back as that same user.
-    /// Otherwise another account's sign-in (its code delivered to this receiver first) would
-    /// replace the user's login, and the user's apps would get the other account's tokens.
-    ///
-    /// Why not "the account name must be the verified user": an account is the app's label for a
-    /// login (`VaultLogin(service:account:)`, `$USER` in the example), not the provider's id; a
-    /// first sign-in binds the label to whoever signs in, and that is the user because nobody
-    /// else sees the sign-in's state (it is on no command line). An oauth2 answer names no
-    /// verified user: there is nothing to compare.
-    func checkNamedAccount(_ key: ItemKey, named: Bool, verified: TokenResponse, kind: ProviderKind) async throws {
-        guard named, kind != .oauth2, let stored = try await storedSession(key), stored.provider.kind != .oauth2,
-              let bound = stored.userID else { return }
-        if let user = verified.userID, user.utf8.elementsEqual(bound.utf8) { return }
-        let who = verified.userID.map(ProviderChosenName.escaped) ?? "a user it did not name"
-        throw VaultError(.providerRejected, "the account \(ProviderChosenName.escaped(key.account)) holds the login of user \(ProviderChosenName.escaped(bound)), but the provider signed in \(who): nothing was stored; sign in at the provider as that user, or log out of \(ProviderChosenName.escaped(key.account)) first (`sortedvault session logout`), or name another account")
     }
 }
