@@ -34,9 +34,9 @@ import VaultCrypto
 ///
 /// A flight is this struct: one refresh of one login, started by ``SessionManager/sharedFlight(_:asker:validFor:claimed:)``
 /// and shared by every caller through the manager's ``SingleFlight`` table. It runs steps 2 and 3
-/// itself, off the actor; steps 1 and 4, which read and change the manager's book of logins, are
-/// the manager's (``SessionManager/plan(_:asker:validFor:)``, ``SessionManager/apply(_:to:usedToken:under:inDoubt:for:)``),
-/// run under the login's key lock.
+/// itself, off the actor, and step 4 on the manager's records (its commit and wipe, and the book's
+/// hold-backs). Step 1, which reads the manager's book of logins to decide, is the manager's
+/// (``SessionManager/plan(_:asker:validFor:)``). Steps 1 and 4 run under the login's key lock.
 struct RefreshFlight: Sendable {
     let manager: SessionManager
     let key: ItemKey
@@ -168,7 +168,7 @@ struct RefreshFlight: Sendable {
         let round: RefreshRound
         do {
             round = try await manager.keyLocks.withLock(key) {
-                try await manager.apply(answer, to: session, usedToken: usedToken, under: &held, inDoubt: answersLost >= 1, for: key)
+                try await apply(answer, to: session, usedToken: usedToken, under: &held, inDoubt: answersLost >= 1)
             }
         } catch {
             manager.metrics.refresh("failed")
@@ -209,6 +209,127 @@ struct RefreshFlight: Sendable {
             await group.next()
             group.cancelAll()
         }
+    }
+
+    /// Step 4, under the key lock: applies the provider's answer to the login it was made for.
+    /// `inDoubt`: the answer to an earlier request with the same refresh token was lost.
+    private func apply(_ answer: RefreshAnswer, to session: LoginSession, usedToken: SecureBytes, under held: inout HeldLease,
+                       inDoubt: Bool) async throws -> RefreshRound {
+        let current: LoginSession?
+        do {
+            current = try await manager.storedSession(key)
+        } catch {
+            // The store went away while the provider answered. New tokens may mean the refresh
+            // token was rotated: keep them, still under this lease (which fences the write if the
+            // login changes meanwhile), and write them once the store is back.
+            switch answer {
+            case .tokens(let response):
+                await manager.keepUncommitted(session.refreshed(with: response, at: clock.now), held.lease, for: key, error)
+                held.ending = .spent
+            case .lost: held.ending = .answerLost
+            case .invalidGrant, .transient, .rejected: break
+            }
+            throw error
+        }
+        let unchanged = current.map { $0.loginID == session.loginID && ($0.refreshToken.map { $0 == usedToken } ?? false) } ?? false
+        switch answer {
+        case .tokens(let response):
+            let next = session.refreshed(with: response, at: clock.now)
+            guard unchanged else { return .changed(current: current, revocation: try await manager.revocations.discard(next, for: key, sendNow: true)) }
+            return try await applyTokens(next, under: &held)
+        case .invalidGrant, .lost:
+            // Another refresh, a new sign-in or a logout may have won: only the login the request
+            // was made for is ended or held back.
+            guard unchanged, let current else { return .changed(current: current) }
+            return try await applyFailure(answer, to: current, under: &held, inDoubt: inDoubt)
+        case .transient(let reason):
+            guard let current else { return .done(.reauthRequired(.noSession)) }
+            return .done(.offline(manager.validGrant(current), reason: await holdBack(reason, lease: held.lease)))
+        case .rejected(let error, let description):
+            guard current != nil else { return .done(.reauthRequired(.noSession)) }
+            // Not retried by the background work before the hold-back a failure earns.
+            let failures = await manager.failures(of: key) + 1
+            await postponeDue(held.lease, until: clock.now.addingTimeInterval(
+                configuration.retry.delay(afterFailures: failures, random: manager.random())))
+            throw VaultError(.providerRejected,
+                "the provider refused to refresh this login (\(error)\(description.map { ": \($0)" } ?? "")); check the provider settings saved with it (client id and secret, API key, endpoints), then sign in again")
+        }
+    }
+
+    /// Step 4 for a rejected refresh token or a lost answer, to the login the request was made for.
+    private func applyFailure(_ answer: RefreshAnswer, to current: LoginSession, under held: inout HeldLease,
+                              inDoubt: Bool) async throws -> RefreshRound {
+        if inDoubt {
+            // Should the wipe fail, the lease running out still tells the next claim.
+            held.ending = .answerLost
+            let round = try await endInDoubt(current)
+            held.ending = .spent
+            return round
+        }
+        guard case .lost(let reason) = answer else {
+            try await manager.wipe(key, event: .reauthRequired)
+            held.ending = .spent
+            return .done(.reauthRequired(.refreshRejected))
+        }
+        held.ending = .answerLost
+        return .done(.offline(manager.validGrant(current), reason: await holdBack(reason, lease: held.lease)))
+    }
+
+    /// Step 4 for new tokens, made for the login still stored: written while `held` is still the
+    /// login's latest lease.
+    private func applyTokens(_ next: LoginSession, under held: inout HeldLease) async throws -> RefreshRound {
+        let written: Bool
+        do {
+            written = try await manager.commit(next, for: key, holding: held.lease)
+        } catch {
+            // The provider may have rotated the refresh token: keep the new one in memory and
+            // write it, still under this lease, before anything else touches this login.
+            await manager.keepUncommitted(next, held.lease, for: key, error)
+            held.ending = .spent
+            throw error
+        }
+        // Written, the write ended the lease; not written, it is another manager's now.
+        held.ending = .spent
+        guard written else {
+            manager.metrics.fencedCommit()
+            // The lease ran out and another manager took the login over (or a sign-in or a
+            // logout replaced it): this answer came too late, as one after a logout does.
+            return .changed(current: try await manager.storedSession(key), revocation: try await manager.revocations.discard(next, for: key, sendNow: true))
+        }
+        await manager.refreshed(next, for: key)
+        return .done(.refreshed(AccessGrant(next)))
+    }
+
+    /// Records a failed attempt for the background work's hold-back, in the store's due time too
+    /// (while `lease` is still the latest), so no manager sharing the store retries sooner; returns `reason`.
+    private func holdBack(_ reason: String, lease: RefreshLease) async -> String {
+        let now = clock.now
+        let notBefore = await manager.noteFailure(key)
+        await postponeDue(lease, until: notBefore)
+        manager.schedule.changed()
+        manager.logger.notice("refresh failed; login kept", metadata: ["retryInSeconds": "\(Int(notBefore.timeIntervalSince(now)))"])
+        return reason
+    }
+
+    /// Moves the login's due time on to `date`. A failure leaves the login due as it was: claimed
+    /// again at the next look once its lease is free.
+    private func postponeDue(_ lease: RefreshLease, until date: Date) async {
+        do {
+            try await store.postponeRefresh(lease, until: date)
+            await manager.noteRefreshDue(date, for: key)
+        } catch {
+            manager.logger.notice("a refresh's hold-back could not be stored", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The retry after a lost answer failed too: the provider may hold a refresh token this login
+    /// never got, and no request could tell which token is current. The login ends as a logout
+    /// ends it (the wipe with its revocation queued in the same step, which also ends its lease).
+    private func endInDoubt(_ session: LoginSession) async throws -> RefreshRound {
+        manager.logger.warning("a refresh answer was lost twice and the provider may have rotated the refresh token; the login ends")
+        let revocation = try await manager.wipe(key, event: .reauthRequired, revoking: session)
+        await manager.endedInDoubt(key)
+        return .done(.reauthRequired(.rotationInDoubt), revocation: revocation)
     }
 
     /// Releases `lease`. A failure only makes the others wait until it runs out, and counts the

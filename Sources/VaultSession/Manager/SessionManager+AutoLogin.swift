@@ -9,7 +9,7 @@ extension SessionManager {
     /// "Am I still logged in?": the stored access token if the login stays valid for `minValid`
     /// (``LoginSession/isValid(at:forAtLeast:)``), else a refresh (shared with every concurrent
     /// caller), else why not.
-    public func autoLogin(_ key: ItemKey) async throws -> AutoLoginResult {
+    public nonisolated func autoLogin(_ key: ItemKey) async throws -> AutoLoginResult {
         if let answer = autoLoginNow(key) { return answer }
         do {
             return try await sharedFlight(key, asker: .client, validFor: configuration.minValid)

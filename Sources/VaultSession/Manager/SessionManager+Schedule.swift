@@ -92,10 +92,12 @@ extension SessionManager {
 
     func endedLogins(at now: Date) -> [ItemKey] { book.ended(at: now) }
 
-    /// Holds `key` back after a failure of the background work, so it does not spin on a login that
-    /// keeps failing for a non-transient reason.
-    func noteFailure(_ key: ItemKey) {
-        book.failed(key, at: clock.now, retry: configuration.retry, random: random())
+    /// Holds `key` back after a failure (of the background work, so it does not spin on a login
+    /// that keeps failing for a non-transient reason; of a refresh, ``RefreshFlight``); returns
+    /// until when.
+    @discardableResult
+    func noteFailure(_ key: ItemKey) -> Date {
+        book.failed(key, at: clock.now, retry: configuration.retry, random: random()).notBefore
     }
 
     /// Reads the earliest due time the store holds, after a round of claims. The store knows every

@@ -176,7 +176,7 @@ public actor SessionManager {
 
     /// Refreshes now, whatever the access token's expiry (still one request for concurrent callers),
     /// and ignores the hold-back after transient failures.
-    public func refresh(_ key: ItemKey) async throws -> AutoLoginResult {
+    public nonisolated func refresh(_ key: ItemKey) async throws -> AutoLoginResult {
         try await sharedFlight(key, asker: .forced, validFor: configuration.minValid)
     }
 
