@@ -12,6 +12,8 @@
 /// - `@activity`: an allowed call holds off the auto-lock.
 /// - `@lists`: asked without a service, the call answers only with what the caller may see, so a
 ///   rule for some services allows it (its operation is then a listing operation).
+/// - `@streams`: the method answers a stream of replies (it is called with `more`), so callers
+///   get no single-reply stub for it (``SwiftGenerator``'s `…Caller` protocol).
 ///
 /// A method without `@operation`, or with a tag the generator does not know, is an error at the
 /// method's line and column: no method can reach the daemon without its policy.
@@ -32,7 +34,7 @@ public struct MethodRole: Equatable, Sendable {
     public var lists: Bool
 
     /// The tags a method may carry.
-    static let methodTags: Set<String> = ["operation", "service", "activity", "lists", "handwritten"]
+    static let methodTags: Set<String> = ["operation", "service", "activity", "lists", "handwritten", "streams"]
 
     /// The role of `member`, a method whose parameters are `input`, in an interface whose named
     /// structs have `structs`' fields.
@@ -53,7 +55,7 @@ public struct MethodRole: Equatable, Sendable {
             case "service": service = try serviceTag(tag.argument, input: input, structs: structs, fail: fail)
             case "activity": activity = true
             case "lists": lists = true
-            case "handwritten": continue
+            case "handwritten", "streams": continue
             default: throw fail("unknown tag '@\(tag.name)' on method '\(member.name)'; a method knows \(methodTags.sorted().map { "@" + $0 }.joined(separator: ", "))")
             }
         }

@@ -11,6 +11,11 @@
 ///   the IDL's types); only its name and its secrets are generated.
 /// - `@operation`, `@service`, `@activity` and `@lists` above a method: what it means to the
 ///   daemon's policy (``MethodRole``); each method's type carries its `operation`.
+/// - `@streams` above a method: it answers a stream (called with `more`); it gets no stub.
+///
+/// Beside the interface's enum it writes `…Caller` (`VaultInterfaceCaller`): a client conforms by
+/// sending one call (`send`), and gets a typed stub per method, so a method added to the interface
+/// file can be called with no client code of its own.
 ///
 /// Anything else the generator cannot express fails with the IDL line and column, so that an
 /// unsupported construct is a build error rather than a silently wrong codec.
@@ -233,6 +238,7 @@ private struct Generator {
         }
         try methodsAndErrors()
         line(0, "}")
+        callerStubs()
         line(0)
         embed(file, fileName: fileName)
         return out.joined(separator: "\n") + "\n"
@@ -419,6 +425,32 @@ private struct Generator {
         line(4, "}")
         line(3, "}")
         line(2, "}")
+    }
+
+    static func streams(_ member: IDLMember) -> Bool { tags(member.doc).contains { $0.name == "streams" } }
+
+    /// The caller protocol: one requirement, `send`, and a typed stub over it per method, except
+    /// those written by hand (no request type) and those answered as a stream.
+    mutating func callerStubs() {
+        let caller = swiftName + "Caller"
+        line(0)
+        line(0, "/// A caller of `\(interface.name)`: ``send(_:_:)`` makes one call, and each of the interface's")
+        line(0, "/// methods is a typed stub over it (but for a method written by hand or answered as a stream).")
+        line(0, "public protocol \(caller): Sendable {")
+        line(1, "/// Sends one call of `method` and answers its reply; an error reply is thrown.")
+        line(1, "func send<M: VarlinkMethod & SendableMetatype>(_ method: M.Type, _ request: M.Request) async throws -> M.Reply")
+        line(0, "}")
+        line(0)
+        line(0, "extension \(caller) {")
+        for member in methods where !Self.isHandwritten(member) && !Self.streams(member) {
+            let type = "\(swiftName).\(member.name)"
+            if out.last != "extension \(caller) {" { line(0) }
+            doc(1, member.doc)
+            line(1, "public func \(Self.identifier(SwiftGenerator.lowerCamel(member.name)))(_ request: \(type).Request) async throws -> \(type).Reply {")
+            line(2, "try await send(\(type).self, request)")
+            line(1, "}")
+        }
+        line(0, "}")
     }
 
     mutating func embed(_ file: [UInt8], fileName: String) {

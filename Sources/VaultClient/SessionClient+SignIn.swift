@@ -26,7 +26,7 @@ extension SessionClient {
         let wire = SessionInterface.BeginLogin.Request(
             service: request.service, account: request.account, provider: .init(request.settings), flow: request.flow.rawValue,
             redirectUri: request.redirectURI.absoluteString, scopes: request.scopes, timeoutSeconds: Int64(request.lifetime.rounded(.up)))
-        let reply = try await sessionCall(SessionInterface.BeginLogin.self, wire)
+        let reply = try await beginLogin(wire)
         let expiresAt = Date(timeIntervalSince1970: reply.expiresAt)
         if let text = reply.authorizationUrl {
             guard let url = URL(string: text) else { throw SessionWireError.malformed("BeginLogin") }
@@ -40,20 +40,20 @@ extension SessionClient {
     }
 
     public func completeSignIn(_ flowID: String, callbackQuery: SecureBytes) async throws -> SignInResult {
-        let reply = try await sessionCall(SessionInterface.CompleteLogin.self, .init(flowId: flowID, callbackQuery: callbackQuery))
+        let reply = try await completeLogin(SessionInterface.CompleteLogin.Request(flowId: flowID, callbackQuery: callbackQuery))
         return SignInResult(key: try ItemKey(service: reply.service, account: reply.account), status: SessionStatus(wire: reply.session))
     }
 
     @discardableResult
     public func cancelSignIn(_ flowID: String) async throws -> Bool {
-        try await sessionCall(SessionInterface.CancelLogin.self, .init(flowId: flowID)).cancelled
+        try await cancelLogin(SessionInterface.CancelLogin.Request(flowId: flowID)).cancelled
     }
 
     /// Ends every sign-in of this user under way (of `service`, when given) that the policy lets
     /// this program sign in to, whichever program began it; how many.
     @discardableResult
     public func cancelSignIns(service: String? = nil) async throws -> Int {
-        Int(try await sessionCall(SessionInterface.CancelLogins.self, .init(service: service)).cancelled)
+        Int(try await cancelLogins(SessionInterface.CancelLogins.Request(service: service)).cancelled)
     }
 }
 
@@ -64,6 +64,6 @@ extension SessionClient {
                               password: SecureBytes, create: Bool) async throws -> String {
         let request = SessionInterface.PasswordLogin.Request(service: service, account: account, provider: .init(provider),
                                                              email: email, password: password, create: create ? true : nil)
-        return try await sessionCall(SessionInterface.PasswordLogin.self, request).account
+        return try await passwordLogin(request).account
     }
 }

@@ -59,7 +59,7 @@ public final class SessionClient: LoginService {
                      maximumLifetime: Int? = nil) async throws -> SessionStatus {
         let request = SessionInterface.Save.Request(service: key.service, account: key.account, tokenResponse: tokenResponse,
                                                     provider: .init(provider), maxLifetimeSeconds: maximumLifetime.map { Int64($0) })
-        return SessionStatus(wire: try await call(SessionInterface.Save.self, request).session)
+        return SessionStatus(wire: try await send(SessionInterface.Save.self, request).session)
     }
 
     /// Stores the login from the JSON text of the provider's answer, as it sent it (what
@@ -77,59 +77,60 @@ public final class SessionClient: LoginService {
         } catch let error as WireParameterError {
             throw VaultError.invalidArgument("the token response cannot be sent: \(error.reason)")
         }
-        return SessionStatus(wire: try await call(SessionInterface.Save.self, request).session)
+        return SessionStatus(wire: try await send(SessionInterface.Save.self, request).session)
     }
 
     /// "Am I still logged in?"
     public func autoLogin(_ key: ItemKey) async throws -> AutoLoginResult {
-        try AutoLoginResult(wire: try await call(SessionInterface.AutoLogin.self, .init(key)))
+        try AutoLoginResult(wire: try await autoLogin(SessionInterface.AutoLogin.Request(key)))
     }
 
     /// Refreshes now, whatever the access token's expiry.
     public func refresh(_ key: ItemKey) async throws -> AutoLoginResult {
-        try AutoLoginResult(wire: try await call(SessionInterface.Refresh.self, .init(key)))
+        try AutoLoginResult(wire: try await refresh(SessionInterface.Refresh.Request(key)))
     }
 
     /// Wipes the login and revokes it at the provider (queued when offline). Idempotent.
     public func logout(_ key: ItemKey) async throws -> LogoutResult {
-        let reply = try await call(SessionInterface.Logout.self, .init(key))
+        let reply = try await logout(SessionInterface.Logout.Request(key))
         return LogoutResult(wasLoggedIn: reply.wasLoggedIn, revoked: reply.revoked, revocationQueued: reply.revocationQueued,
                             providerCannotRevoke: reply.providerCannotRevoke)
     }
 
     /// Logs out every login of `service` (policy operation `fleet.revoke`), each as ``logout(_:)`` does.
     public func logoutAll(service: String) async throws -> BulkLogoutResult {
-        BulkLogoutResult(wire: try await call(SessionInterface.FleetRevoke.self, .init(service: service)))
+        BulkLogoutResult(wire: try await fleetRevoke(SessionInterface.FleetRevoke.Request(service: service)))
     }
 
     /// The revocation backlog, the logins in doubt and the data keys in use of the daemon's store
     /// (policy operation `fleet.status`).
     public func fleetStatus() async throws -> FleetStatus {
-        FleetStatus(wire: try await call(SessionInterface.FleetStatus.self, .init()))
+        FleetStatus(wire: try await fleetStatus(SessionInterface.FleetStatus.Request()))
     }
 
     /// Re-encrypts the fleet's store under a new data key (policy operation `fleet.rewrap`); a
     /// daemon whose store has no data keys answers `Unsupported`. `batchSize`: the daemon's default when nil.
     public func rewrapDataKeys(batchSize: Int? = nil) async throws -> DataKeyRewrap {
-        DataKeyRewrap(wire: try await call(SessionInterface.FleetRewrap.self, .init(batchSize: batchSize.map(Int64.init))))
+        DataKeyRewrap(wire: try await fleetRewrap(SessionInterface.FleetRewrap.Request(batchSize: batchSize.map(Int64.init))))
     }
 
     /// The login's state as the daemon reports it (never tokens).
     public func status(_ key: ItemKey) async throws -> SessionStatus {
-        SessionStatus(wire: try await call(SessionInterface.Status.self, .init(key)).session)
+        SessionStatus(wire: try await status(SessionInterface.Status.Request(key)).session)
     }
 
     /// The logins this client may see under the daemon's policy (`session.list`), of one service
     /// when given: names, user ids, states and expiries, never tokens.
     public func list(service: String? = nil) async throws -> [SessionListEntry] {
-        try await call(SessionInterface.List.self, .init(service: service)).logins.map(SessionListEntry.init(wire:))
+        try await list(SessionInterface.List.Request(service: service)).logins.map(SessionListEntry.init(wire:))
     }
 
-    private func call<M: VarlinkMethod & SendableMetatype>(_ method: M.Type, _ request: M.Request) async throws -> M.Reply {
-        try await sessionCall(M.self, request)
-    }
+}
 
-    func sessionCall<M: VarlinkMethod & SendableMetatype>(_ method: M.Type, _ request: M.Request) async throws -> M.Reply {
+/// Every method of `org.sortedvault.session` as a typed stub (``SessionInterfaceCaller``, generated
+/// from the interface file); the methods above turn their replies into the API's types.
+extension SessionClient: SessionInterfaceCaller {
+    public func send<M: VarlinkMethod & SendableMetatype>(_ method: M.Type, _ request: M.Request) async throws -> M.Reply {
         try await client.call(M.self, request, decodeError: SessionWireError.decode)
     }
 }

@@ -50,7 +50,7 @@ extension VaultClient {
 extension SessionClient {
     /// Puts back a login from a backup; what happened (``LoginRestoreOutcome``).
     public func restore(_ login: SessionInterface.BackupLogin, replace: Bool) async throws -> LoginRestoreOutcome {
-        let reply = try await sessionCall(SessionInterface.Restore.self, .init(login: login, replace: replace ? true : nil))
+        let reply = try await restore(SessionInterface.Restore.Request(login: login, replace: replace ? true : nil))
         switch reply.outcome {
         case .restored: return .restored
         case .same: return .same

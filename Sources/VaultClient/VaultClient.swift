@@ -55,25 +55,25 @@ public final class VaultClient: TokenStore, LockableStore {
         try validateSecret(secret)
         var request = VaultInterface.Store.Request(key: key, secret: secret, options: options)
         if keepingStored { request.keep = true }
-        _ = try await call(VaultInterface.Store.self, request)
+        _ = try await store(request)
     }
 
     public func retrieve(_ key: ItemKey) async throws -> RetrievedItem {
-        let reply = try await call(VaultInterface.Retrieve.self, .init(key))
+        let reply = try await retrieve(VaultInterface.Retrieve.Request(key))
         return RetrievedItem(metadata: try ItemMetadata(wire: reply.item), secret: reply.secret)
     }
 
     public func delete(_ key: ItemKey) async throws {
-        _ = try await call(VaultInterface.Delete.self, .init(key))
+        _ = try await delete(VaultInterface.Delete.Request(key))
     }
 
     /// Whether the item exists, without reading its secret.
     public func exists(_ key: ItemKey) async throws -> Bool {
-        try await call(VaultInterface.Exists.self, .init(key)).exists
+        try await exists(VaultInterface.Exists.Request(key)).exists
     }
 
         public func list(service: String?) async throws -> [ItemMetadata] {
-        try await call(VaultInterface.List.self, .init(service: service)).items.map(ItemMetadata.init(wire:))
+        try await list(VaultInterface.List.Request(service: service)).items.map(ItemMetadata.init(wire:))
     }
 
     // MARK: Vault state
@@ -88,33 +88,33 @@ public final class VaultClient: TokenStore, LockableStore {
 
     /// Locks the daemon's vault, reporting failures (`lock()` cannot throw: `LockableStore` says so).
     public func lockVault() async throws {
-        _ = try await call(VaultInterface.Lock.self, .init())
+        _ = try await lock(VaultInterface.Lock.Request())
     }
 
     /// Unlocks the daemon's vault with a passphrase: its exact bytes (base64 on the wire), UTF-8 or not.
     public func unlock(passphrase: SecureBytes) async throws {
-        _ = try await call(VaultInterface.Unlock.self, .init(passphrase: passphrase))
+        _ = try await unlock(VaultInterface.Unlock.Request(passphrase: passphrase))
     }
 
     /// Asks the daemon to unlock the vault from its key file or desktop keyring again (after a lock
     /// or an auto-lock). `.locked` says why none did; `.invalidArgument`: the vault has only a passphrase.
     public func unlockFromKeySources() async throws {
-        _ = try await call(VaultInterface.Unlock.self, .init(passphrase: nil))
+        _ = try await unlock(VaultInterface.Unlock.Request(passphrase: nil))
     }
 
     /// Re-wraps the vault key under a new passphrase.
     public func changePassphrase(from old: SecureBytes, to new: SecureBytes) async throws {
-        _ = try await call(VaultInterface.ChangePassphrase.self, .init(old: old, new: new))
+        _ = try await changePassphrase(VaultInterface.ChangePassphrase.Request(old: old, new: new))
     }
 
     /// The daemon's state.
     /// The logs' service pseudonyms (`private:…`) this caller may resolve, with their names.
     public func logNames() async throws -> [String: String] {
-        try await call(VaultInterface.LogNames.self, .init()).names
+        try await logNames(VaultInterface.LogNames.Request()).names
     }
 
     public func status() async throws -> VaultStatus {
-        let reply = try await call(VaultInterface.Status.self, .init())
+        let reply = try await status(VaultInterface.Status.Request())
         return VaultStatus(locked: reply.locked, keySources: reply.keySources, items: Int(reply.items),
                            logins: reply.logins.map { Int($0) }, queuedRevocations: reply.queuedRevocations.map { Int($0) },
                            version: reply.version, autoLockMinutes: Int(reply.autoLockMinutes),
@@ -241,4 +241,12 @@ public struct VaultStatus: Sendable, Equatable, Codable {
     /// Access-log lines the daemon could not write since it started (nil: it logs to the journal,
     /// or does not say).
     public var accessLogFailedWrites: Int? = nil
+}
+
+/// Every method of `org.sortedvault.vault` as a typed stub (``VaultInterfaceCaller``, generated
+/// from the interface file); the methods above turn their replies into the API's types.
+extension VaultClient: VaultInterfaceCaller {
+    public func send<M: VarlinkMethod & SendableMetatype>(_ method: M.Type, _ request: M.Request) async throws -> M.Reply {
+        try await call(M.self, request)
+    }
 }

@@ -55,6 +55,12 @@ import VarlinkIDL
         # @service ticket lookup
         method Claim(ticket: string) -> ()
 
+        # Follows a box's changes (called with more).
+        # @operation get
+        # @service name
+        # @streams
+        method Follow(name: string) -> (box: Box)
+
         # No such box.
         error NotFound (name: string)
         error Empty ()
@@ -127,6 +133,26 @@ import VarlinkIDL
         #expect(!source.contains("public var passphrase: String"))
     }
 
+    /// A client conforms with one `send` and gets a typed stub per method, so a method the interface
+    /// file adds needs no client code; a hand-written method has no types, a streamed one no single reply.
+    @Test func everyMethodButHandWrittenAndStreamedOnesIsACallerStub() throws {
+        let source = try Self.generate(Self.idl)
+        #expect(source.contains("public protocol SmallInterfaceCaller: Sendable {"))
+        #expect(source.contains("func send<M: VarlinkMethod & SendableMetatype>(_ method: M.Type, _ request: M.Request) async throws -> M.Reply"))
+        #expect(source.contains("""
+                /// Gets a box.
+                public func get(_ request: SmallInterface.Get.Request) async throws -> SmallInterface.Get.Reply {
+                    try await send(SmallInterface.Get.self, request)
+                }
+            """), "\(source)")
+        for name in ["put", "peek", "find", "claim"] {
+            #expect(source.contains("public func \(name)(_ request: SmallInterface."), "no stub for \(name)")
+        }
+        #expect(!source.contains("public func odd("))
+        #expect(!source.contains("public func follow("))
+        #expect(!source.contains("@streams"))
+    }
+
     @Test func theSameInterfaceGivesTheSameCode() throws {
         #expect(try Self.generate(Self.idl) == Self.generate(Self.idl))
     }
@@ -165,7 +191,7 @@ import VarlinkIDL
             (head + "# A method.\nmethod A(x: string) -> ()", IDLError(line: 4, column: 1, message: "method 'A' has no @operation tag: say which policy operation checks it, e.g. '# @operation retrieve' above the method")),
             (head + "# @operation Retrieve\nmethod A() -> ()", IDLError(line: 4, column: 1, message: "@operation needs a policy operation name of lower-case letters, digits, '.' and '-', e.g. @operation retrieve")),
             (head + "# @operation a\n# @operation b\nmethod A() -> ()", IDLError(line: 5, column: 1, message: "method 'A' has two @operation tags")),
-            (head + "# @operation a\n# @polcy x\nmethod A() -> ()", IDLError(line: 5, column: 1, message: "unknown tag '@polcy' on method 'A'; a method knows @activity, @handwritten, @lists, @operation, @service")),
+            (head + "# @operation a\n# @polcy x\nmethod A() -> ()", IDLError(line: 5, column: 1, message: "unknown tag '@polcy' on method 'A'; a method knows @activity, @handwritten, @lists, @operation, @service, @streams")),
             (head + "# @operation a\n# @service name\nmethod A(service: string) -> ()", IDLError(line: 5, column: 1, message: "@service name: the request has no parameter 'name'")),
             (head + "# @operation a\n# @service t.size\nmethod A(t: T) -> ()", IDLError(line: 5, column: 1, message: "@service t.size: the service must be a string parameter")),
             (head + "# @operation a\n# @service x.name\nmethod A(x: string) -> ()", IDLError(line: 5, column: 1, message: "@service x.name: 'x' is not a struct to look into")),
@@ -216,7 +242,7 @@ import VarlinkIDL
         }
         // Every case authorizes before it returns, once.
         let cases = source.components(separatedBy: "            case .").dropFirst()
-        #expect(cases.count == 6)
+        #expect(cases.count == 7)  // every method, the streamed Follow too
         for text in cases {
             let check = try #require(text.range(of: "try authorize("), "no policy check in: \(text)")
             let body = try #require(text.range(of: "return "), "no body in: \(text)")
