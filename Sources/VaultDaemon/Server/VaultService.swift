@@ -278,7 +278,7 @@ final class VaultService: VaultInterfaceServer {
     func lock(_ request: NoParameters, call: DaemonCall) throws -> Answer<NoParameters> {
         let vault = try localVault("lock")
         return .completing {
-            try await vault.lock()
+            await vault.lock()
             self.logger.info("vault locked", metadata: ["uid": "\(call.peer.uid)", "pid": "\(call.peer.pid)"])
         }
     }

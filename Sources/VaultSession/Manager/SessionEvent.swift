@@ -38,8 +38,14 @@ public struct SessionEvent: Sendable, Equatable {
 /// on. A hub of its own, not state of the manager's actor, so a subscriber that goes away leaves
 /// at once (no task to reach the actor) and publishing costs no actor hop.
 final class SessionEventHub: Sendable {
+    private struct Subscriber {
+        /// Which events the subscriber asked for; the others are never yielded to it.
+        let matches: @Sendable (SessionEvent) -> Bool
+        let yield: @Sendable (SessionEvent) -> Void
+    }
+
     private struct Subscribers {
-        var streams: [UInt64: AsyncStream<SessionEvent>.Continuation] = [:]
+        var all: [UInt64: Subscriber] = [:]
         var nextID: UInt64 = 0
     }
     private let subscribers = Locked(Subscribers())
@@ -48,19 +54,40 @@ final class SessionEventHub: Sendable {
     /// ends when the caller stops iterating.
     func subscribe() -> AsyncStream<SessionEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .bufferingNewest(256))
-        let id = subscribers.withLock { state in
-            let id = state.nextID
-            state.nextID += 1
-            state.streams[id] = continuation
-            return id
+        let id = add(Subscriber(matches: { _ in true }, yield: { continuation.yield($0) }))
+        continuation.onTermination = { [self] _ in remove(id) }
+        return stream
+    }
+
+    /// The events of `service` and `account` (each byte for byte; every one when nil) published
+    /// from now on, filtered as they are published: no task stands between the hub and the stream.
+    func subscribe(service: String?, account: String?) -> AsyncThrowingStream<SessionEvent, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: SessionEvent.self, bufferingPolicy: .bufferingNewest(256))
+        let matches = { @Sendable (event: SessionEvent) -> Bool in
+            (service.map { event.key.service.utf8.elementsEqual($0.utf8) } ?? true)
+                && (account.map { event.key.account.utf8.elementsEqual($0.utf8) } ?? true)
         }
-        continuation.onTermination = { [subscribers] _ in
-            _ = subscribers.withLock { $0.streams.removeValue(forKey: id) }
-        }
+        let id = add(Subscriber(matches: matches, yield: { continuation.yield($0) }))
+        continuation.onTermination = { [self] _ in remove(id) }
         return stream
     }
 
     func publish(_ event: SessionEvent) {
-        for continuation in subscribers.withLock({ Array($0.streams.values) }) { continuation.yield(event) }
+        for subscriber in subscribers.withLock({ Array($0.all.values) }) where subscriber.matches(event) {
+            subscriber.yield(event)
+        }
+    }
+
+    private func add(_ subscriber: Subscriber) -> UInt64 {
+        subscribers.withLock { state in
+            let id = state.nextID
+            state.nextID += 1
+            state.all[id] = subscriber
+            return id
+        }
+    }
+
+    private func remove(_ id: UInt64) {
+        _ = subscribers.withLock { $0.all.removeValue(forKey: id) }
     }
 }

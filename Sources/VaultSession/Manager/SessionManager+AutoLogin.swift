@@ -29,11 +29,8 @@ extension SessionManager {
     /// lock and reports it). It never writes and never refreshes, so it cannot break refresh's single flight.
     public nonisolated func autoLoginNow(_ key: ItemKey) -> AutoLoginResult? {
         guard !hasUncommitted.load(ordering: .acquiring), let reads = readsNow,
-              let itemKey = try? SessionItems.item(for: key), let item = try? reads.retrieveNow(itemKey),
-              let session = try? LoginSession(sealedRecord: item.secret),
-              session.isValid(at: clock.now, forAtLeast: configuration.minValid)
-        else { return nil }
-        return .valid(AccessGrant(session))
+              let itemKey = try? SessionItems.item(for: key) else { return nil }
+        return validAsStored(try? reads.retrieveNow(itemKey))
     }
 
     /// The stored token of ``autoLogin(_:)`` from one read of a store that has no immediate reads
@@ -44,11 +41,14 @@ extension SessionManager {
     /// answered in ``autoLoginNow(_:)`` already: nil, without a read.
     public nonisolated func autoLoginRead(_ key: ItemKey) async -> AutoLoginResult? {
         guard readsNow == nil, !hasUncommitted.load(ordering: .acquiring),
-              let itemKey = try? SessionItems.item(for: key), let item = try? await store.retrieve(itemKey),
-              !hasUncommitted.load(ordering: .acquiring),
-              let session = try? LoginSession(sealedRecord: item.secret),
-              session.isValid(at: clock.now, forAtLeast: configuration.minValid)
-        else { return nil }
+              let itemKey = try? SessionItems.item(for: key) else { return nil }
+        return validAsStored(try? await store.retrieve(itemKey))
+    }
+
+    /// The stored login's token when nothing waits to be written and it stays valid for ``SessionConfiguration/minValid``.
+    private nonisolated func validAsStored(_ item: RetrievedItem?) -> AutoLoginResult? {
+        guard let item, !hasUncommitted.load(ordering: .acquiring), let session = try? LoginSession(sealedRecord: item.secret),
+              session.isValid(at: clock.now, forAtLeast: configuration.minValid) else { return nil }
         return .valid(AccessGrant(session))
     }
 }

@@ -29,20 +29,9 @@ extension SessionManager: LoginService {
     }
 
     /// ``events()`` of the logins asked for; names compare by bytes, as everywhere (see `ItemKey`).
-    public func watch(service: String? = nil, account: String? = nil) async throws -> AsyncThrowingStream<SessionEvent, any Error> {
+    public nonisolated func watch(service: String? = nil, account: String? = nil) async throws -> AsyncThrowingStream<SessionEvent, any Error> {
         if let service { try ItemKey.checkName(service, what: "service") }
         if let account { try ItemKey.checkName(account, what: "account") }
-        let events = self.events()
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: SessionEvent.self, bufferingPolicy: .bufferingNewest(256))
-        let forward = Task {
-            for await event in events {
-                if let service, !event.key.service.utf8.elementsEqual(service.utf8) { continue }
-                if let account, !event.key.account.utf8.elementsEqual(account.utf8) { continue }
-                continuation.yield(event)
-            }
-            continuation.finish()
-        }
-        continuation.onTermination = { _ in forward.cancel() }
-        return stream
+        return eventHub.subscribe(service: service, account: account)
     }
 }

@@ -18,11 +18,7 @@ extension SessionManager {
             }
             var restored = session
             restored.loginID = SecureRandomID.make()  // a new login: not one a lease still out could take for its own
-            uncommitted[key] = nil
-            try await commit(restored, for: key)
-            book.succeeded(key)
-            track(restored, for: key)
-            publish(.saved, key)
+            try await writeNewLogin(restored, for: key)
             return .restored
         }
     }

@@ -163,13 +163,19 @@ public actor SessionManager {
             if let reason = session.endReason(at: now) {
                 throw VaultError.invalidArgument("this login has already ended (\(reason.explanation)); sign in again")
             }
-            uncommitted[key] = nil
-            try await commit(session, for: key)
-            book.succeeded(key)
-            track(session, for: key)
-            publish(.saved, key)
+            try await writeNewLogin(session, for: key)
             return SessionStatus(session, now: now, minValid: configuration.minValid, retryNotBefore: nil)
         }
+    }
+
+    /// The write of a new login (a sign-in, a restore), under its key lock: it replaces whatever was
+    /// stored or waiting to be written, starts without a hold-back, and watchers see it `saved`.
+    func writeNewLogin(_ session: LoginSession, for key: ItemKey) async throws {
+        uncommitted[key] = nil
+        try await commit(session, for: key)
+        book.succeeded(key)
+        track(session, for: key)
+        publish(.saved, key)
     }
 
     // MARK: Start-up check and refresh
