@@ -44,15 +44,22 @@ struct DueWork: Sendable {
 
     private func endEndedLogins() async -> Bool {
         for key in await manager.endedLogins(at: now) {
-            do {
-                let result = try await manager.sharedFlight(key, asker: .background, validFor: lead)
-                manager.logger.debug("proactive session work", metadata: ["service": "\(manager.logName(key.service))", "outcome": "\(result.outcome)"])
-            } catch let error as VaultError where error.code == .locked {
-                return false
-            } catch {
-                manager.logger.warning("proactive session work failed", metadata: ["error": "\(error)"])
-                await manager.noteFailure(key)
-            }
+            guard await refresh(key, asker: .background, failure: "proactive session work failed") else { return false }
+        }
+        return true
+    }
+
+    /// One login's work through the one refresh flight; a failure holds the login back, so the
+    /// round does not spin on one that keeps failing. False when the store is locked.
+    private func refresh(_ key: ItemKey, asker: RefreshAsker, claimed: DueRefresh? = nil, failure: String) async -> Bool {
+        do {
+            let result = try await manager.sharedFlight(key, asker: asker, validFor: lead, claimed: claimed)
+            manager.logger.debug("proactive session work", metadata: ["service": "\(manager.logName(key.service))", "outcome": "\(result.outcome)"])
+        } catch let error as VaultError where error.code == .locked {
+            return false
+        } catch {
+            manager.logger.warning("\(failure)", metadata: ["error": "\(error)"])
+            await manager.noteFailure(key)
         }
         return true
     }
@@ -110,15 +117,6 @@ struct DueWork: Sendable {
             await RefreshFlight.giveBack(due.lease, answerLost: false, store: manager.store, logger: manager.logger)
             return true
         }
-        do {
-            let result = try await manager.sharedFlight(key, asker: .due, validFor: lead, claimed: due)
-            manager.logger.debug("proactive session work", metadata: ["service": "\(manager.logName(key.service))", "outcome": "\(result.outcome)"])
-        } catch let error as VaultError where error.code == .locked {
-            return false
-        } catch {
-            manager.logger.warning("proactive refresh failed", metadata: ["error": "\(error)"])
-            await manager.noteFailure(key)
-        }
-        return true
+        return await refresh(key, asker: .due, claimed: due, failure: "proactive refresh failed")
     }
 }
