@@ -128,7 +128,7 @@ struct RefreshFlight: Sendable {
         }
     }
 
-    /// A round started under the lease a claim of due logins took (``SessionManager/refreshDueLogins(validFor:)``):
+    /// A round started under the lease a claim of due logins took (``DueWork``):
     /// step 1 under it, and steps 2 to 4 if step 1 asks the provider; given back if it asks nothing.
     private func claimedRound(_ due: DueRefresh) async throws -> RefreshRound {
         try await withRefreshLease(due.lease) { held in

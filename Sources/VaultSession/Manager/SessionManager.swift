@@ -23,7 +23,7 @@ import VaultCrypto
 /// - New tokens are stored durably before any caller is answered, so a rotated refresh token is never lost.
 /// - Only `invalid_grant` (after re-reading the store) or the end of a login's lifetime deletes a
 ///   login; a network failure or a 5xx deletes nothing and holds the background work back with
-///   jitter. A client asking is never held back beyond ``Configuration/clientRetryFloor``.
+///   jitter. A client asking is never held back beyond ``SessionConfiguration/clientRetryFloor``.
 /// - No lock is held across the network (see `SessionManager+Refresh.swift`): a logout wipes at
 ///   once, and a refresh that answers after it is discarded.
 /// - One refresh per login across every manager sharing the store: each request is made under the
@@ -94,7 +94,7 @@ public actor SessionManager {
     ///   - sleeper: what a wait for another manager's refresh sleeps on; tests pass a `ManualSleepClock`.
     ///   - metrics: where refresh outcomes, fenced commits and the store's backlog are reported
     ///     (`SessionMetrics.swift`); the process's bootstrapped factory unless given.
-    /// - Throws: `.invalidArgument` when ``Configuration/refreshLease`` is shorter than twice the
+    /// - Throws: `.invalidArgument` when ``SessionConfiguration/refreshLease`` is shorter than twice the
     ///   transport's ``OAuthTransport/requestDeadline``.
     public init(store: any TokenStore, transport: any OAuthTransport, clock: any VaultClock,
                 configuration: Configuration = Configuration(),
