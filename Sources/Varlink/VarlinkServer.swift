@@ -42,6 +42,7 @@ public final class VarlinkServer: Sendable {
     private let group: any EventLoopGroup
     private let state: NIOLockedValueBox<State>
     private let liveHandlers = LiveHandlerCount()
+    private let accepted = Atomic<Int>(0)
 
     public init(info: VarlinkServiceInfo, interfaces: [any VarlinkInterface], configuration: VarlinkServerConfiguration = .init(), logger: Logger) {
         self.dispatcher = VarlinkDispatcher(info: info, interfaces: interfaces, logger: logger)
@@ -55,6 +56,10 @@ public final class VarlinkServer: Sendable {
     public var connectionCount: Int {
         state.withLockedValue { $0.connections.count }
     }
+
+    /// The number of connections taken from the socket's backlog since start, served or refused (for
+    /// tests: a client's closed connections may wait there after its `close`).
+    var acceptedConnections: Int { accepted.load(ordering: .acquiring) }
 
     /// The number of served connections whose handler is still in memory: open ones, and closed ones
     /// not yet freed (for tests: it must come back to zero).
@@ -191,6 +196,7 @@ public final class VarlinkServer: Sendable {
     }
 
     private func initializeConnection(_ channel: any Channel) -> EventLoopFuture<Void> {
+        accepted.add(1, ordering: .releasing)
         guard let provider = channel as? any SocketOptionProvider else {
             return channel.close()
         }

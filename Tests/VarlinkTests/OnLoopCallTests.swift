@@ -57,21 +57,33 @@ import Varlink
     }
 
     @Test func aConnectionServedOnlyOnTheLoopIsNotIdle() async throws {
-        let live = try await LiveServer { $0.idleTimeout = .seconds(3) }
-        let client = try RawClient(path: live.socketPath)
-        // One thread of its own sends, reads and pauses, so a busy test process cannot stretch the pauses.
-        let replies = await io {
-            (0..<12).map { tag -> RawClient.Read in
-                client.send(#"{"method":"org.example.test.Now","parameters":{"tag":\#(tag)}}"# + "\0")
-                let reply = client.readFrame()
-                usleep(300_000)
-                return reply
+        let timeout = Duration.seconds(3)
+        let live = try await LiveServer { $0.idleTimeout = timeout }
+        let path = live.socketPath
+        let expected = (0..<12).map { RawClient.Read.frame(["parameters": ["tag": .int(Int64($0)), "inTask": false]]) }
+        for attempt in 1...10 {
+            // One thread of its own connects, sends, reads and pauses 0.3 s: 3.6 s of calls answered on
+            // the loop keep the connection open past its 3 s timeout. Under stress-ng that thread was once
+            // held 7.9 s between two sends; an attempt with a gap that long tested nothing, and goes again.
+            let (client, replies, longestGap) = try await io {
+                var last = ContinuousClock.now, longestGap = Duration.zero
+                let client = try RawClient(path: path)
+                let replies = (0..<12).map { tag -> RawClient.Read in
+                    longestGap = max(longestGap, ContinuousClock.now - last)
+                    last = ContinuousClock.now
+                    client.send(#"{"method":"org.example.test.Now","parameters":{"tag":\#(tag)}}"# + "\0")
+                    let reply = client.readFrame()
+                    usleep(300_000)
+                    return reply
+                }
+                return (client, replies, longestGap)
             }
+            if replies != expected, longestGap >= timeout, attempt < 10 { continue }
+            #expect(replies == expected, "longest gap between two sends: \(longestGap)")
+            // Quiet now, it closes.
+            #expect(await io { client.readFrame() } == .closed)
+            break
         }
-        #expect(replies == (0..<12).map { .frame(["parameters": ["tag": .int(Int64($0)), "inTask": false]]) })
-        // 3.6 s of calls answered on the loop kept it open past the 3 s timeout (a pause of 0.3 s leaves a
-        // loaded machine room: a full suite run stretched each call here to 0.9 s); quiet now, it closes.
-        #expect(await io { client.readFrame() } == .closed)
         try await live.stop()
     }
 }

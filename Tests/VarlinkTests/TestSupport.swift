@@ -30,6 +30,9 @@ final class CallRecorder: Sendable {
 struct TestInterface: VarlinkInterface {
     let name = "org.example.test"
     let recorder = CallRecorder()
+    /// Every call as it reached the handler, as "Member marker" (see ``arrival(_:_:)``), so that a test
+    /// can tell a connection closed before its call arrived from one closed during it.
+    let arrivals = CallRecorder()
     var interfaceDescription: String {
         """
         interface org.example.test
@@ -55,6 +58,7 @@ struct TestInterface: VarlinkInterface {
     /// `Now` with a tag ≥ 0 is answered now, on the event loop; a negative tag, and every other
     /// method, in a task. `inTask` tells where it ran; a tag of -1000 or less throws now.
     func handle(_ call: VarlinkCall, context: VarlinkCallContext) throws -> VarlinkAnswer {
+        arrivals.record(Self.arrival(call.member, call.parameters))
         switch call.member {
         case "Now":
             let tag = try call.int("tag")
@@ -64,6 +68,12 @@ struct TestInterface: VarlinkInterface {
         default:
             return .task { try await answerLater(call, context: context) }
         }
+    }
+
+    /// A call's member and its `text`, else its `tag`: what ``arrivals`` records.
+    static func arrival(_ member: String, _ parameters: [String: JSONValue]) -> String {
+        let marker = parameters["text"]?.stringValue ?? parameters["tag"]?.intValue.map { String($0) } ?? ""
+        return member + " " + marker
     }
 
     private func answerLater(_ call: VarlinkCall, context: VarlinkCallContext) async throws -> VarlinkReply {
@@ -141,13 +151,38 @@ final class LiveServer: @unchecked Sendable {
 
     /// Checks that a fresh client is served normally.
     func expectServesAnotherClient(sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let path = socketPath
-        let reply = try await io {
-            let connection = try VarlinkConnection(unixSocketPath: path, timeout: .seconds(60))
-            defer { connection.close() }
-            return try connection.call("org.example.test.Echo", ["text": "still alive"])
+        let (reply, text) = try await callArrivingOnAFreshConnection("Echo") { attempt in
+            let text = JSONValue.string("still alive \(attempt)")
+            return (["text": text], text)
         }
-        #expect(reply == ["text": "still alive"], sourceLocation: sourceLocation)
+        #expect(reply == ["text": text], sourceLocation: sourceLocation)
+    }
+
+    /// Calls `org.example.test.<member>` on a fresh connection, with the parameters `attempt` gives
+    /// (their `text` or `tag` must be new on each attempt), and returns the reply and `attempt`'s value.
+    ///
+    /// The idle timer runs from the accept, and a loaded machine has held a test's thread between its
+    /// connect and its send for longer than a short idle timeout. A connection closed before its call
+    /// reached the handler tested nothing, so the call goes again on another connection; a close after
+    /// the call arrived is thrown. After 20 closes before the call, the last one is thrown.
+    func callArrivingOnAFreshConnection<Value: Sendable>(
+        _ member: String, attempt: @escaping @Sendable (Int) -> ([String: JSONValue], Value)
+    ) async throws -> ([String: JSONValue], Value) {
+        let path = socketPath, arrivals = interface.arrivals
+        return try await io {
+            for number in 1... {
+                let (parameters, value) = attempt(number)
+                let connection = try VarlinkConnection(unixSocketPath: path, timeout: .seconds(60))
+                defer { connection.close() }
+                do {
+                    return (try connection.call("org.example.test." + member, parameters), value)
+                } catch VarlinkClientError.connectionClosed
+                    where number < 20 && !arrivals.recorded.contains(TestInterface.arrival(member, parameters)) {
+                    continue
+                }
+            }
+            fatalError("unreachable: the loop returns or throws")
+        }
     }
 
     /// Polls (bounded) until `condition` holds.
