@@ -280,7 +280,7 @@ let package = Package(
         .executableTarget(name: "sortedvault-bench"),
         .testTarget(name: "VaultCryptoTests", dependencies: ["VaultCrypto"]),
         .testTarget(name: "VaultAgeTests", dependencies: ["VaultAge", "VaultCrypto", "TestSupport"], resources: [.copy("Vectors")]),
-        .testTarget(name: "VarlinkTests", dependencies: ["Varlink", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
+        .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "TestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
         .testTarget(name: "VarlinkIDLTests", dependencies: ["VarlinkIDL"]),
         .testTarget(
             name: "CLICoreTests",

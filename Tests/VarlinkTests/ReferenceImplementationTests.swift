@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import Varlink
 
 /// Runs the Python reference implementation (PyPI `varlink`, installed into `<repo>/.venv` by
@@ -31,20 +32,27 @@ import Varlink
         return found
     }
 
-    /// A running certification server on a socket in a temporary directory.
+    /// A running certification server on a socket in a temporary directory. It and the clients run
+    /// through TestSupport's `Subprocess` (posix_spawn): Foundation's `Process.run()` crashed the
+    /// whole test run once (SIGSEGV in its memcpy) with two of these tests starting processes at once.
     final class CertificationServerProcess: @unchecked Sendable {
         let directory = TemporaryDirectory()
-        let process = Process()
+        let child: Subprocess
+        /// Set once ``stopAndWait()`` reaped the child: its pid is then no longer its own.
+        private var reaped = false
         var socketPath: String { directory.path + "/cert.sock" }
 
         init() async throws {
-            process.executableURL = URL(fileURLWithPath: try serverBinary())
-            process.arguments = ["--socket", socketPath]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let devNull = open("/dev/null", O_RDWR | O_CLOEXEC)
+            defer { close(devNull) }
+            child = try Subprocess.spawn([try serverBinary(), "--socket", directory.path + "/cert.sock"],
+                                         environment: ProcessInfo.processInfo.environment, stdin: devNull, stdout: devNull, stderr: devNull)
             let deadline = ContinuousClock.now + .seconds(600)
-            while !FileManager.default.fileExists(atPath: socketPath), process.isRunning, ContinuousClock.now < deadline {
+            var status: Int32 = 0
+            while !FileManager.default.fileExists(atPath: socketPath), ContinuousClock.now < deadline {
+                guard !child.hasExited(status: &status) else {
+                    throw SetupError("varlink-certification-server exited with status \(status) before creating \(socketPath)")
+                }
                 try await Task.sleep(for: .milliseconds(10))
             }
             guard FileManager.default.fileExists(atPath: socketPath) else {
@@ -54,33 +62,32 @@ import Varlink
         }
 
         func stop() {
-            if process.isRunning { process.terminate() }
+            child.signal(SIGTERM)
         }
 
         /// Stops with SIGTERM and reports whether it exited cleanly and removed its socket.
         func stopAndWait() async -> (status: Int32, socketRemoved: Bool) {
             stop()
-            let process = self.process
-            await io { process.waitUntilExit() }
-            return (process.terminationStatus, !FileManager.default.fileExists(atPath: socketPath))
+            let child = self.child
+            let status = await io { child.wait() }
+            reaped = true
+            return (status, !FileManager.default.fileExists(atPath: socketPath))
         }
 
-        deinit { stop() }
+        deinit {
+            var status: Int32 = 0
+            if !reaped, !child.hasExited(status: &status) {
+                child.signal(SIGTERM)
+                child.wait()
+            }
+        }
     }
 
-    /// Runs `arguments` under `timeout 60`, returning exit status and combined output.
+    /// Runs `arguments`, returning exit status and output (standard output, then standard error).
     static func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
         try await io {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-            process.arguments = ["60"] + arguments
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+            let (status, out, err) = try Subprocess.run(arguments, environment: ProcessInfo.processInfo.environment, input: Data())
+            return (status, String(decoding: out + err, as: UTF8.self))
         }
     }
 
