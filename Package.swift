@@ -239,7 +239,7 @@ let package = Package(
         .executableTarget(
             name: "sortedvault-cli",
             dependencies: [
-                "CLIOptions", "VaultClient", "CLICore", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON",
+                "CLIOptions", "VaultClient", "CLICore", "VaultAPI", "VaultCore", "VaultCrypto", "VaultSession", "BoundedJSON", "SortedVault",
                 "CredentialHelpers", "VaultLoopback", "VaultImport", "VaultAge", "AccessLogFile", "VaultSecretService",
                 "DaemonCommands",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -3,7 +3,7 @@ import VaultClient
 
 /// Where the vault and its daemon are: the options every command takes, `daemon`, `init` and
 /// `recover` included.
-public struct PathOptions: ParsableArguments {
+public struct PathOptions: ParsableArguments, Sendable {
     public init() {}
 
     @Option(help: "The daemon's socket (default: $XDG_RUNTIME_DIR/sortedvault/socket).")
@@ -30,7 +30,7 @@ public struct PathOptions: ParsableArguments {
 }
 
 /// Options every command that talks to the daemon takes: where, and whether to start it.
-public struct GlobalOptions: ParsableArguments {
+public struct GlobalOptions: ParsableArguments, Sendable {
     public init() {}
 
     @OptionGroup public var location: PathOptions

@@ -15,6 +15,7 @@ extension VaultLogin {
     /// try await login.signIn(provider: provider, scopes: ["read"])   // opens the browser, waits for its answer
     /// ```
     ///
+    /// The loopback opener runs the sign-in ``BrowserSignIn`` runs for `sortedvault session login`.
     /// Cancelling the calling `Task` cancels the vault's sign-in (and closes the loopback receiver);
     /// so does `timeout` (seconds, 1 to 3600, on ``sleeper``). Throws `VaultError`: `.providerRejected`
     /// (declined, or a refused code), `.callbackMismatch` (a custom opener's answer with another
@@ -43,25 +44,11 @@ extension VaultLogin {
             let listener = try LoopbackListener(port: port, path: nil, localhost: localhost)
             defer { listener.close() }
             guard let redirect = URL(string: listener.redirectURI) else { throw VaultError(.daemonFailed, "the receiver's address is not a URL") }
-            let start = try await sessions.beginSignIn(request(redirect, .browser))
-            defer { SystemBrowser.removePages(for: start.authorizationURL) }  // xdgOpen's private page, if it made one
-            return try await cancellingOnError(start) {
-                show(start.authorizationURL)
-                return try await within(timeout, waitingFor: "the browser") {
-                    let wake = try WakePipe()
-                    defer { wake.close() }
-                    let outcome = try await withTaskCancellationHandler {
-                        try await listener.serve(until: nil, wake: wake.readEnd, shownIn: "the app") {
-                            try await sessions.completeSignIn(start.flowID, callbackQuery: $0)
-                        }
-                    } onCancel: {
-                        wake.wake()
-                    }
-                    switch outcome {
-                    case .success(let result): return result.status
-                    case .failure: throw CancellationError()  // only the wake ends the wait: cancelled, or timed out
-                    }
-                }
+            switch try await BrowserSignIn.run(request(redirect, .browser), through: sessions, listener: listener,
+                                               timeout: Self.duration(timeout), clock: sleeper, shownIn: "the app",
+                                               show: { show($0.authorizationURL) }) {
+            case .signedIn(let result): return result.status
+            case .timedOut: throw Self.noAnswer(from: "the browser", within: timeout)
             }
         }
     }
@@ -70,9 +57,13 @@ extension VaultLogin {
     /// `.unavailable` thrown.
     private func within(_ timeout: TimeInterval, waitingFor what: String,
                         _ body: @escaping @Sendable () async throws -> SessionStatus) async throws -> SessionStatus {
-        try await DeadlineRace.run(limit: .milliseconds(Int64((timeout * 1000).rounded(.up))), clock: sleeper, body) {
-            .failure(VaultError(.unavailable, "no answer came from \(what) within \(Int(timeout)) s; the sign-in was cancelled, nothing was stored: sign in again"))
-        }
+        try await DeadlineRace.run(limit: Self.duration(timeout), clock: sleeper, body) { .failure(Self.noAnswer(from: what, within: timeout)) }
+    }
+
+    private static func duration(_ timeout: TimeInterval) -> Duration { .milliseconds(Int64((timeout * 1000).rounded(.up))) }
+
+    private static func noAnswer(from what: String, within timeout: TimeInterval) -> VaultError {
+        VaultError(.unavailable, "no answer came from \(what) within \(Int(timeout)) s; the sign-in was cancelled, nothing was stored: sign in again")
     }
 
     /// Runs `body`; when it throws (cancelled, timed out, refused), the vault's sign-in is ended too
@@ -81,7 +72,7 @@ extension VaultLogin {
         do {
             return try await body()
         } catch {
-            _ = try? await sessions.cancelSignIn(start.flowID)
+            await sessions.endSignIn(start)
             throw error
         }
     }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import VaultCore
 
 /// A blocking wait for a descriptor that another party can cut short: the CLI's signal pipe
 /// (Ctrl-C), or the pipe an app's sign-in writes to when its `Task` is cancelled.
@@ -40,6 +41,30 @@ public enum ReadableWait {
             if ready <= 0 { continue }
             if polled[0].revents != 0 { return .interrupted }
             if let readable = polled.dropFirst().first(where: { $0.revents != 0 }) { return .ready(readable.fd) }
+        }
+    }
+}
+
+extension ReadableWait {
+    /// Runs `body`, a blocking wait, on a thread of its own, and hands it a `wake` descriptor that
+    /// becomes readable when the calling task is cancelled: a ``wait(for:wake:until:)`` inside then
+    /// answers `.interrupted`. Returns once `body` has.
+    ///
+    /// ```swift
+    /// switch try await ReadableWait.cancellable({ wake in ReadableWait.wait(for: 0, wake: wake, until: deadline) }) {
+    /// case .interrupted: throw CancellationError()
+    /// …
+    /// }
+    /// ```
+    public static func cancellable<T: Sendable>(_ body: @escaping @Sendable (_ wake: Int32) -> T) async throws -> T {
+        let wake = try WakePipe()
+        defer { wake.close() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                DetachedThread.start { continuation.resume(returning: body(wake.readEnd)) }
+            }
+        } onCancel: {
+            wake.wake()
         }
     }
 }

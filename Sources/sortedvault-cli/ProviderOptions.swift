@@ -10,7 +10,7 @@ import VaultSession
 
 /// The provider options of `session save` and `session login`: one type, so both read a provider
 /// the same way. Secrets come from descriptors, never from the command line.
-struct ProviderOptions: ParsableArguments {
+struct ProviderOptions: ParsableArguments, Sendable {
     @Option(help: "The provider kind: oauth2 (default), oidc, firebase or supabase.") var kind: String = "oauth2"
     @Option(help: "oauth2: the provider's token endpoint (https, or http to a loopback address).") var tokenEndpoint: String?
     @Option(help: "oauth2: the provider's RFC 7009 revocation endpoint, used at logout.") var revocationEndpoint: String?

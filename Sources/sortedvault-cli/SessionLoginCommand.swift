@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import CLICore
 import CLIOptions
+import SortedVault
 import VaultClient
 import VaultCore
 import VaultCrypto
@@ -15,7 +16,7 @@ import Glibc
 /// `sortedvault session login SERVICE [ACCOUNT]`: the daemon runs the sign-in (state, PKCE
 /// verifier, nonce, code exchange, id-token check, storage); this command only carries the
 /// browser's answer back, from a loopback listener (browser) or from the terminal (paste).
-struct SessionLogin: ReportingCommand {
+struct SessionLogin: ReportingCommand, Sendable {
     static let configuration = CommandConfiguration(
         commandName: "login",
         abstract: "Sign in through the vault: open the provider's page, store the login (exit 8: the sign-in did not complete).",
@@ -71,16 +72,21 @@ struct SessionLogin: ReportingCommand {
         let offersDevice: Bool? = settings.kind == .oidc ? nil : settings.deviceAuthorizationEndpoint != nil
         let chosen = try Self.chosenFlow(flow, environment: ProcessInfo.processInfo.environment, offersDevice: offersDevice)
         let client = try global.sessionClient()
-        InterruptWatch.install()
+        // A device sign-in's CompleteLogin answers only when the provider's answer is final; it
+        // waits on a connection of its own, so that CancelLogin is not queued behind it.
+        let waiter = chosen == .device ? try global.sessionClient(timeout: .seconds(timeout + 30)) : nil
         let deadline = ContinuousClock.now + .seconds(timeout)
-        switch chosen {
-        case .browser, .app: try await browser(client, settings, deadline)
-        case .paste: try await paste(client, settings, deadline)
-        case .device:
-            // A device sign-in's CompleteLogin answers only when the provider's answer is final; it
-            // waits on a connection of its own, so that CancelLogin is not queued behind it.
-            try await device(client, waiter: try global.sessionClient(timeout: .seconds(timeout + 30)), settings, deadline,
-                             orPaste: flow == .auto && offersDevice == nil)
+        do {
+            try await InterruptWatch.cancellingOnSignal { [self] in
+                switch chosen {
+                case .browser, .app: try await browser(client, settings, deadline)
+                case .paste: try await paste(client, settings, deadline)
+                case .device: try await device(client, waiter: waiter ?? client, settings, deadline, orPaste: flow == .auto && offersDevice == nil)
+                }
+            }
+        } catch is CancellationError where InterruptWatch.interrupted {
+            StandardStreams.reportError("interrupted; the sign-in was cancelled, nothing was stored")
+            throw ExitCode(InterruptWatch.exitStatus)
         }
     }
 
@@ -108,36 +114,42 @@ struct SessionLogin: ReportingCommand {
     private func begin(_ client: SessionClient, _ settings: ProviderSettings, flow: SignInFlow,
                        redirectURI: String) async throws -> SignInStart {
         let start = try await client.beginSignIn(try request(settings, flow: flow, redirectURI: redirectURI))
-        Self.note("Open this URL in a browser to sign in:\n\n  \(start.authorizationURL.absoluteString)\n\n")
+        Self.showURL(start)
         return start
     }
 
+    static func showURL(_ start: SignInStart) {
+        note("Open this URL in a browser to sign in:\n\n  \(start.authorizationURL.absoluteString)\n\n")
+    }
+
+    /// The browser flow, as the Swift API runs it (``BrowserSignIn``): the page is opened with
+    /// xdg-open, the answer comes to a loopback listener.
     private func browser(_ client: SessionClient, _ settings: ProviderSettings, _ deadline: ContinuousClock.Instant) async throws {
         let (listenPort, path, localhost) = try listenAddress()
         let listener = try LoopbackListener(port: listenPort, path: path, localhost: localhost)
         defer { listener.close() }
-        let start = try await begin(client, settings, flow: .browser, redirectURI: redirectUri ?? listener.redirectURI)
-        // The browser gets a private page that leads to the URL, never the URL on its command line.
-        defer { SystemBrowser.removePages(for: start.authorizationURL) }
+        let outcome: BrowserSignIn.Outcome
         do {
-            try SystemBrowser.open(start.authorizationURL)
-        } catch {
-            Self.note("sortedvault: the browser was not started: \(error); open the URL above yourself\n")
-        }
-        Self.note("Waiting for the browser at \(listener.redirectURI) (at most \(timeout) s; Ctrl-C to stop)…\n")
-        let outcome: Result<String, InterruptWatch.WaitResult>
-        do {
-            outcome = try await listener.serve(until: deadline, wake: InterruptWatch.readEnd, shownIn: "the terminal") {
-                try await client.completeSignIn(start.flowID, callbackQuery: $0).key.account
+            outcome = try await BrowserSignIn.run(
+                try request(settings, flow: .browser, redirectURI: redirectUri ?? listener.redirectURI), through: client,
+                listener: listener, timeout: ContinuousClock.now.duration(to: deadline), clock: ContinuousClock(),
+                shownIn: "the terminal"
+            ) { start in
+                Self.showURL(start)
+                // The browser gets a private page that leads to the URL, never the URL on its command line.
+                do {
+                    try SystemBrowser.open(start.authorizationURL)
+                } catch {
+                    Self.note("sortedvault: the browser was not started: \(error); open the URL above yourself\n")
+                }
+                Self.note("Waiting for the browser at \(listener.redirectURI) (at most \(timeout) s; Ctrl-C to stop)…\n")
             }
-        } catch {
-            listener.close()
+        } catch let error where !(error is CancellationError) {
             throw Self.signInFailure(error)
         }
-        listener.close()
         switch outcome {
-        case .success(let signedIn): print("signed in: \(service) \(signedIn)")
-        case .failure(let why): try await end(client, start, why)
+        case .signedIn(let result): print("signed in: \(service) \(result.key.account)")
+        case .timedOut: throw noAnswer()
         }
     }
 
@@ -172,7 +184,7 @@ struct SessionLogin: ReportingCommand {
     }
 
     /// RFC 8628: the code and page go to standard error; the daemon polls while CompleteLogin
-    /// waits, and Ctrl-C or the timeout cancel the daemon's flow.
+    /// waits (on `waiter`), and Ctrl-C or the timeout cancel the daemon's flow (on `client`).
     ///
     /// `orPaste`: `auto` chose the device flow without knowing that the provider offers it (oidc:
     /// the daemon reads discovery); when the daemon or the provider refuses to begin it (no device
@@ -192,36 +204,22 @@ struct SessionLogin: ReportingCommand {
             text += "(or open \(complete.absoluteString), which carries the code)\n\n"
         }
         Self.note(text + "Waiting for the sign-in to be approved (at most \(timeout) s; Ctrl-C to stop)…\n")
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { throw VaultError(.unavailable, "no pipe for the wait: \(String(cString: strerror(errno)))") }
-        defer { close(fds[0]) }
-        let done = Locked<Result<String, any Error>?>(nil)
-        let writeEnd = fds[1]
         let completion = Task {
-            let result: Result<String, any Error>
-            do {
-                result = .success(try await waiter.completeSignIn(start.flowID, callbackQuery: SecureBytes(copying: [UInt8]())).key.account)
-            } catch {
-                result = .failure(error)
-            }
-            done.withLock { $0 = result }
-            close(writeEnd)
+            try await waiter.completeSignIn(start.flowID, callbackQuery: SecureBytes(copying: [UInt8]())).key.account
         }
-        switch InterruptWatch.wait(for: fds[0], until: deadline) {
-        case .ready: break
-        case let why:
-            completion.cancel()
-            try await end(client, start, why)
-        }
-        _ = await completion.value
-        switch done.withLock({ $0 }) {
-        case .success(let signedIn)?:
-            print("signed in: \(service) \(signedIn)")
-        case .failure(let error)?:
+        struct NoAnswerInTime: Error {}
+        let account: String
+        do {
+            account = try await DeadlineRace.run(limit: ContinuousClock.now.duration(to: deadline), clock: ContinuousClock(),
+                                                 cancelAtDeadline: false, { try await completion.value }) { .failure(NoAnswerInTime()) }
+        } catch is CancellationError {
+            try await end(client, start, .interrupted)
+        } catch is NoAnswerInTime {
+            try await end(client, start, .timedOut)
+        } catch {
             throw Self.signInFailure(error)
-        case nil:
-            throw VaultError(.daemonFailed, "the device sign-in's wait ended without an answer")
         }
+        print("signed in: \(service) \(account)")
     }
 
     private func paste(_ client: SessionClient, _ settings: ProviderSettings, _ deadline: ContinuousClock.Instant) async throws {
@@ -229,7 +227,7 @@ struct SessionLogin: ReportingCommand {
         while true {
             Self.note("Sign in, then paste the address the browser ended on (it starts with \(redirectUri ?? Self.pasteRedirect)):\n")
             let line: SecureBytes
-            switch Self.readLine(until: deadline) {
+            switch try await ReadableWait.cancellable({ wake in Self.readLine(until: deadline, wake: wake) }) {
             case .failure(let why): try await end(client, start, why)
             case .success(nil): try await end(client, start, .timedOut, what: "standard input ended before an address was pasted")
             case .success(let pasted?): line = pasted
@@ -247,16 +245,17 @@ struct SessionLogin: ReportingCommand {
         }
     }
 
-    /// Ends a wait that brought no answer: the daemon's flow is cancelled; Ctrl-C exits 130.
-    private func end(_ client: SessionClient, _ start: SignInStart, _ why: InterruptWatch.WaitResult,
+    /// Ends a wait that brought no answer: the daemon's flow is cancelled; then the cancellation
+    /// (Ctrl-C: `.interrupted`) goes on, and a timeout fails with exit 8.
+    private func end(_ client: SessionClient, _ start: SignInStart, _ why: ReadableWait.Result,
                      what: String? = nil) async throws -> Never {
-        _ = try? await client.cancelSignIn(start.flowID)
-        if why == .interrupted {
-            StandardStreams.reportError("interrupted; the sign-in was cancelled, nothing was stored")
-            throw ExitCode(InterruptWatch.exitStatus)
-        }
-        throw fail("sign in again: \(what ?? "no answer came within \(timeout) s"); the sign-in was cancelled, nothing was stored",
-                   .reauthRequired)
+        await client.endSignIn(start)
+        if why == .interrupted { throw CancellationError() }
+        throw noAnswer(what)
+    }
+
+    private func noAnswer(_ what: String? = nil) -> any Error {
+        fail("sign in again: \(what ?? "no answer came within \(timeout) s"); the sign-in was cancelled, nothing was stored", .reauthRequired)
     }
 
     /// The port and path to listen on, from --port and --redirect-uri, and whether the URI names
@@ -292,13 +291,13 @@ struct SessionLogin: ReportingCommand {
     }
 
     /// One line of standard input (without its newline) into secure memory, at most 8 KiB; nil at
-    /// the end of input.
-    static func readLine(until deadline: ContinuousClock.Instant) -> Result<SecureBytes?, InterruptWatch.WaitResult> {
+    /// the end of input. It blocks: run it through ``ReadableWait/cancellable(_:)``, whose `wake` ends it.
+    static func readLine(until deadline: ContinuousClock.Instant, wake: Int32) -> Result<SecureBytes?, ReadableWait.Result> {
         var buffer = [UInt8](repeating: 0, count: AuthorizationCallback.maximumBytes + 1024)
         defer { buffer.withUnsafeMutableBytes { explicit_bzero($0.baseAddress!, $0.count) } }
         var count = 0
         while true {
-            switch InterruptWatch.wait(for: 0, until: deadline) {
+            switch ReadableWait.wait(for: 0, wake: wake, until: deadline) {
             case .ready: break
             case let other: return .failure(other)
             }

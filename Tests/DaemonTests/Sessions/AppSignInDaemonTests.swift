@@ -34,6 +34,23 @@ extension DaemonSuite {
             #expect(try await login.status() == nil)
         }
 
+        /// The daemon's client refuses to start a call for a cancelled task, so the CancelLogin of a
+        /// cancelled sign-in runs in a task of its own (`LoginService.endSignIn`).
+        @Test func anAppsSignInWhoseTaskIsCancelledIsCancelledInTheDaemonAndItsReceiverClosed() async throws {
+            let world = try SignInWorld()
+            try await world.fillSignIns(leaving: 1)
+            let login = try VaultLogin(service: world.service, account: "ada", in: world.sessions)
+            let (shown, shownContinuation) = AsyncStream.makeStream(of: URL.self)
+            let task = Task { try await login.signIn(provider: Self.settings(world), scopes: ["read"], opener: .loopback { shownContinuation.yield($0) }) }
+            var url: URL?
+            for await shownURL in shown { url = shownURL; break }
+            let port = try #require(url.flatMap { SignInWorld.parameter("redirect_uri", of: $0) }.flatMap(URLComponents.init(string:))?.port)
+            task.cancel()
+            await #expect(throws: CancellationError.self) { try await task.value }
+            #expect(SignInWorld.listeners(on: port).isEmpty, "the receiver is closed")
+            try await world.expectCancelled()
+        }
+
         @Test func anAppsPrivateUseSchemeRedirectIsAcceptedAndASingleWordSchemeRefused() async throws {
             let world = try SignInWorld()
             let app = try #require(URL(string: "com.sorted.desktop:/oauth2redirect"))

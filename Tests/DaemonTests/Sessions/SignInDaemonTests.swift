@@ -198,8 +198,9 @@ extension DaemonSuite {
             #expect(login.wait() == 130, "\(login.standardError)")
         }
 
-        @Test func withoutADisplayOverSSHAutoPicksTheDeviceFlowTheIssuerOffersAndPrintsTheCodeAndPage() throws {
+        @Test func withoutADisplayOverSSHAutoPicksTheDeviceFlowTheIssuerOffersAndPrintsTheCodeAndPage() async throws {
             let world = try SignInWorld()
+            try await world.fillSignIns(leaving: 1)
             let login = try world.login(["--flow", "auto"],
                                         environment: world.environment(["SSH_CONNECTION": "192.0.2.7 50000 192.0.2.1 22", "DISPLAY": ":0"]))
             let (code, page) = try DeviceSignInDaemonTests.printedCode(login)
@@ -207,6 +208,18 @@ extension DaemonSuite {
             login.signal(SIGINT)
             #expect(login.wait() == 130, "\(login.standardError)")
             #expect(login.standardError.contains("interrupted"))
+            try await world.expectCancelled()
+        }
+
+        @Test func ctrlCWhileThePasteFlowWaitsForTheAddressCancelsTheDaemonsSignInAndExits130() async throws {
+            let world = try SignInWorld()
+            try await world.fillSignIns(leaving: 1)
+            let login = try world.login(["--flow", "paste"])
+            _ = try login.waitForStandardError { $0.contains("paste the address") }
+            login.signal(SIGINT)
+            #expect(login.wait() == 130, "\(login.standardError)")
+            #expect(login.standardError.contains("interrupted; the sign-in was cancelled, nothing was stored"), "\(login.standardError)")
+            try await world.expectCancelled()
         }
 
         @Test func withoutADisplayOverSSHAutoFallsBackToPasteWhenTheDeviceFlowIsOff() throws {
