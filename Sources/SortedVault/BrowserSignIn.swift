@@ -78,8 +78,8 @@ public enum BrowserSignIn {
         }
         switch outcome {
         case .success(let result): return result
-        case .failure where Task.isCancelled: throw CancellationError()
-        case .failure where timedOut.withLock({ $0 }): return nil
+        // Only the pipe ends the wait: the timer, or the cancellation (which wins when both came).
+        case .failure where timedOut.withLock({ $0 }) && !Task.isCancelled: return nil
         case .failure: throw CancellationError()
         }
     }

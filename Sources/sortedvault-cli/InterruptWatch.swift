@@ -55,8 +55,8 @@ enum InterruptWatch {
     /// waits for the signal; it has ended when this returns.
     static func cancellingOnSignal<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         install()
-        let task = Task { try await body() }
         let stop = try WakePipe()
+        let task = Task { try await body() }
         let signalPipe = readEnd
         async let watched: Void = withCheckedContinuation { continuation in
             DetachedThread.start {
