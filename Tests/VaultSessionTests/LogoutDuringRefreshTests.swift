@@ -85,6 +85,6 @@ import VaultTesting
         _ = try await finishes(within: 600) { try await sessions.logout(key) }
         await gate.open()
         #expect(try await refresh.value.reauthReason == .noSession)
-        #expect(await h.sessions.nextWakeUp() == nil, "a retry was scheduled for a login that is gone")
+        #expect(h.sessions.nextWakeUp() == nil, "a retry was scheduled for a login that is gone")
     }
 }

@@ -41,7 +41,7 @@ import VaultTesting
         #expect(text(queued.refreshToken) == "R1")
         #expect(text(queued.accessToken) == "A1")
         #expect(await h.sessions.queuedRevocationCount == 1)
-        #expect(await h.sessions.nextWakeUp() == h.clock.now.addingTimeInterval(1.5))
+        #expect(h.sessions.nextWakeUp() == h.clock.now.addingTimeInterval(1.5))
 
         // The provider comes back; nothing is sent before the hold-back is over.
         h.transport.enqueue(.ok, .ok)
@@ -55,7 +55,7 @@ import VaultTesting
         #expect(retried.map { $0["token_type_hint"] } == ["refresh_token", "access_token"])
         #expect(try await h.revocationRecords().isEmpty)
         #expect(await h.sessions.queuedRevocationCount == 0)
-        #expect(await h.sessions.nextWakeUp() == nil)
+        #expect(h.sessions.nextWakeUp() == nil)
     }
 
     @Test func logoutTwiceIsFine() async throws {

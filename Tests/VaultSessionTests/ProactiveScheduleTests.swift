@@ -13,7 +13,7 @@ import Logging
         let h = try SessionHarness([.tokens(access: "A2", refresh: "R2")])
         try await h.signIn()
         let expiry = h.start.addingTimeInterval(3600)
-        let wake = try #require(await h.sessions.nextWakeUp())
+        let wake = try #require(h.sessions.nextWakeUp())
         // minValid 60 + refreshAhead 60 + half of refreshJitter 30.
         #expect(wake == expiry.addingTimeInterval(-135))
         #expect(wake < expiry.addingTimeInterval(-h.configuration.minValid))
@@ -27,7 +27,7 @@ import Logging
         #expect(h.transport.requestCount == 1)
         #expect(h.transport.requests.first?["refresh_token"] == "R1")
         #expect(text(try await h.storedLogin()?.accessToken) == "A2")
-        #expect(await h.sessions.nextWakeUp() == wake.addingTimeInterval(3600 - 135))
+        #expect(h.sessions.nextWakeUp() == wake.addingTimeInterval(3600 - 135))
         // The caller now finds a fresh token, with no request of its own.
         #expect(try await h.sessions.autoLogin(h.key).outcome == "valid")
         #expect(h.transport.requestCount == 1)
@@ -36,12 +36,12 @@ import Logging
     @Test func aFailedProactiveRefreshIsRetriedAfterTheHoldBack() async throws {
         let h = try SessionHarness([.unreachable, .tokens(access: "A2")])
         try await h.signIn()
-        let wake = try #require(await h.sessions.nextWakeUp())
+        let wake = try #require(h.sessions.nextWakeUp())
         h.clock.set(to: wake)
         await h.sessions.runDueWork()
         #expect(h.transport.requestCount == 1)
         #expect(text(try await h.storedLogin()?.refreshToken) == "R1")
-        #expect(await h.sessions.nextWakeUp() == wake.addingTimeInterval(1.5))
+        #expect(h.sessions.nextWakeUp() == wake.addingTimeInterval(1.5))
         await h.sessions.runDueWork()
         #expect(h.transport.requestCount == 1)
         h.clock.advance(by: 1.5)
@@ -56,7 +56,7 @@ import Logging
         let h = try SessionHarness((2...5).map { .tokens(access: "A\($0)", expiresIn: 100) })
         try await h.signIn(expiresIn: 100)
         for round in 1...3 {
-            let wake = try #require(await h.sessions.nextWakeUp())
+            let wake = try #require(h.sessions.nextWakeUp())
             #expect(wake > h.clock.now, "round \(round): the next refresh is already due")
             #expect(wake < h.clock.now.addingTimeInterval(100), "round \(round): scheduled after expiry")
             await h.sessions.runDueWork()
@@ -71,7 +71,7 @@ import Logging
         let h = try SessionHarness((2...4).map { .tokens(access: "A\($0)", expiresIn: 0) })
         try await h.signIn(expiresIn: 0)
         for round in 1...2 {
-            let wake = try #require(await h.sessions.nextWakeUp())
+            let wake = try #require(h.sessions.nextWakeUp())
             #expect(wake == h.clock.now.addingTimeInterval(30), "round \(round)")
             await h.sessions.runDueWork()
             #expect(h.transport.requestCount == round - 1)
@@ -85,7 +85,7 @@ import Logging
     @Test func withProactiveRefreshOffNothingIsScheduled() async throws {
         let h = try SessionHarness([.tokens(access: "A2")], configuration: .init(proactiveRefresh: false))
         try await h.signIn()
-        #expect(await h.sessions.nextWakeUp() == nil)
+        #expect(h.sessions.nextWakeUp() == nil)
         h.clock.advance(by: 3600 - 1)
         await h.sessions.runDueWork()
         #expect(h.transport.requestCount == 0)
@@ -95,7 +95,7 @@ import Logging
     @Test func theAbsoluteLifetimeWipesTheLoginWithAnExpiredEvent() async throws {
         let h = try SessionHarness(configuration: .init(proactiveRefresh: false))
         try await h.signIn(maximumLifetime: 600)
-        let wake = try #require(await h.sessions.nextWakeUp())
+        let wake = try #require(h.sessions.nextWakeUp())
         #expect(wake == h.start.addingTimeInterval(600))
         h.clock.set(to: wake.addingTimeInterval(-1))
         await h.sessions.runDueWork()
@@ -115,7 +115,7 @@ import Logging
     @Test func theRefreshTokensExpiryWipesTheLoginBeforeAnyRefresh() async throws {
         let h = try SessionHarness()
         try await h.signIn(expiresIn: 3600, refreshExpiresIn: 1800)
-        let wake = try #require(await h.sessions.nextWakeUp())
+        let wake = try #require(h.sessions.nextWakeUp())
         #expect(wake == h.start.addingTimeInterval(1800))
         h.clock.set(to: wake)
         let seen = try await events(of: h.sessions, provider: h.provider) {
@@ -170,7 +170,7 @@ struct NoExpiryStore: TokenStore {
                                       logName: { "<name-of:\($0.count)>" })
         _ = try await sessions.save(
             TokenResponse(accessToken: secure("A1"), expiresIn: 3600, refreshToken: secure("R1")), provider: h.provider, for: h.key)
-        let wake = try #require(await sessions.nextWakeUp())
+        let wake = try #require(sessions.nextWakeUp())
         h.clock.set(to: wake)
         await sessions.runDueWork()
         #expect(h.transport.requestCount == 1)
@@ -201,18 +201,18 @@ struct NoExpiryStore: TokenStore {
         _ = try await sessions.save(
             TokenResponse(accessToken: secure("A1"), expiresIn: 3600, refreshToken: secure("R1")), provider: h.provider, for: h.key)
         #expect(try await sessions.autoLogin(h.key).outcome == "valid")
-        let (woken, wake) = (wakeUps.value, await sessions.nextWakeUp())
+        let (woken, wake) = (wakeUps.value, sessions.nextWakeUp())
         for _ in 0..<5 {
             h.clock.advance(by: 1)
             #expect(try await sessions.autoLogin(h.key).outcome == "valid")
         }
         #expect(wakeUps.value == woken)
-        #expect(await sessions.nextWakeUp() == wake)
+        #expect(sessions.nextWakeUp() == wake)
         // New tokens are a new schedule, later than the old one: the driver, due to wake by the old
         // one, looks again then, so nothing wakes it now.
         h.clock.set(to: h.start.addingTimeInterval(3600 - 30))
         #expect(try await sessions.autoLogin(h.key).outcome == "refreshed")
         #expect(wakeUps.value == woken)
-        #expect(try #require(await sessions.nextWakeUp()) > h.start.addingTimeInterval(3600))
+        #expect(try #require(sessions.nextWakeUp()) > h.start.addingTimeInterval(3600))
     }
 }

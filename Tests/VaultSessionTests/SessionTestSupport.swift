@@ -130,7 +130,7 @@ extension AutoLoginResult {
 /// everything published before that sentinel's `.saved`, so no test waits on a timer.
 func events(of sessions: SessionManager, provider: OAuthProvider,
             during action: () async throws -> Void) async throws -> [SessionEvent] {
-    let stream = await sessions.events()
+    let stream = sessions.events()
     try await action()
     let sentinel = try ItemKey(service: "sentinel", account: "end-of-events")
     try await sessions.save(TokenResponse(accessToken: secure("sentinel")), provider: provider, for: sentinel)

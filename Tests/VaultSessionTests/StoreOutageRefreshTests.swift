@@ -27,7 +27,7 @@ import VaultTesting
         _ = try? await manager.autoLogin(FleetSimulation.key)
         #expect(transport.requestCount == 1)
         #expect(text(try await fleet.storedLogin()?.refreshToken) == "R1", "the store was down: nothing written yet")
-        let wake = try #require(await manager.nextWakeUp())
+        let wake = try #require(manager.nextWakeUp())
         #expect(wake <= fleet.clock.now.addingTimeInterval(SessionManager.Configuration().leaseRecheck), "it tries again soon")
 
         outage.isDown = false

@@ -59,7 +59,7 @@ import VaultTesting
         await h.sessions.runDueWork()
         #expect(h.transport.requestCount == 1)
         let notBefore = try #require(try await h.sessions.status(h.key).retryNotBefore)
-        #expect(await h.sessions.nextWakeUp() == notBefore)
+        #expect(h.sessions.nextWakeUp() == notBefore)
         h.clock.advance(by: 1.4)
         await h.sessions.runDueWork()
         #expect(h.transport.requestCount == 1, "the background work retried within the hold-back")

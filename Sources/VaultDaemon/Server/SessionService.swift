@@ -223,7 +223,7 @@ final class SessionService: SessionInterfaceServer {
         let service = request.service
         let account = try request.account.map { try VaultInterface.ItemName.checked($0, parameter: "account") }
         let peer = context.peer
-        let events = await sessions.events()
+        let events = sessions.events()
         let watching = SessionInterface.Watch.Reply(
             event: .init(kind: .watching, service: service ?? "", account: account ?? "", at: clock.now.timeIntervalSince1970))
         try await context.reply(.typed(watching))

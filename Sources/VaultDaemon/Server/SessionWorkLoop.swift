@@ -67,7 +67,7 @@ final class SessionWorkLoop: Service, Sendable {
                 firstRound = false
                 startupDone()
             }
-            let next = await sessions.nextWakeUp()
+            let next = sessions.nextWakeUp()
             let seconds = next.map { $0.timeIntervalSince(clock.now) } ?? 60
             // Work still due right after a round means it could not run (the vault is locked):
             // wait for a schedule change (an unlock) instead of spinning.

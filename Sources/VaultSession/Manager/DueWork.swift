@@ -7,7 +7,7 @@ import VaultCore
 /// when the store is locked, which ends the round (it resumes after unlock).
 ///
 /// Proactive refresh is shared by every manager over one store: the store knows when each login is
-/// due (its due time is written with it, ``SessionManager/commit(_:for:holding:)``), and the round
+/// due (its due time is written with it, ``StoredLogins/write(_:for:holding:)``), and the round
 /// claims due logins together with their refresh lease (``DueRefreshes``), so each is refreshed by
 /// one manager of all, whichever wrote it, and no manager needs to have read a login first. The
 /// refresh itself is the one refresh flight, started with the claimed lease instead of claiming one.
@@ -29,10 +29,10 @@ struct DueWork: Sendable {
     }
 
     private func writeUncommitted() async -> Bool {
-        for key in await manager.uncommittedKeys {
+        for key in manager.records.uncommittedKeys {
             do {
                 // Reading the login writes what a failed write left in memory first.
-                try await manager.keyLocks.withLock(key) { _ = try await manager.storedSession(key) }
+                try await manager.keyLocks.withLock(key) { _ = try await manager.logins.read(key) }
             } catch let error as VaultError where error.code == .locked {
                 return false
             } catch {
@@ -43,7 +43,7 @@ struct DueWork: Sendable {
     }
 
     private func endEndedLogins() async -> Bool {
-        for key in await manager.endedLogins(at: now) {
+        for key in manager.records.endedLogins(at: now) {
             guard await refresh(key, asker: .background, failure: "proactive session work failed") else { return false }
         }
         return true
@@ -59,7 +59,7 @@ struct DueWork: Sendable {
             return false
         } catch {
             manager.logger.warning("\(failure)", metadata: ["error": "\(error)"])
-            await manager.noteFailure(key)
+            manager.records.noteFailure(key)
         }
         return true
     }
@@ -106,7 +106,7 @@ struct DueWork: Sendable {
             }
             if claimed.count < Self.claimBatch || !again.isEmpty { break }
         }
-        try await manager.lookAgainForDue()
+        try await manager.records.lookAgainForDue { try await manager.store.earliestRefreshDue() }
         return unlocked
     }
 

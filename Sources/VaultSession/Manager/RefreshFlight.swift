@@ -34,8 +34,8 @@ import VaultCrypto
 ///
 /// A flight is this struct: one refresh of one login, started by ``SessionManager/sharedFlight(_:asker:validFor:claimed:)``
 /// and shared by every caller through the manager's ``SingleFlight`` table. It runs steps 2 and 3
-/// itself, off the actor, and step 4 on the manager's records (its commit and wipe, and the book's
-/// hold-backs). Step 1, which reads the manager's book of logins to decide, is the manager's
+/// itself, and step 4 through the manager's ``StoredLogins`` (the write and the wipe) and
+/// ``LoginRecords`` (the hold-backs). Step 1, which reads the manager's book of logins to decide, is the manager's
 /// (``SessionManager/plan(_:asker:validFor:)``). Steps 1 and 4 run under the login's key lock.
 struct RefreshFlight: Sendable {
     let manager: SessionManager
@@ -146,7 +146,7 @@ struct RefreshFlight: Sendable {
     /// request, ask the provider, and apply its answer.
     private func request(_ session: LoginSession, usedToken: SecureBytes, under held: inout HeldLease,
                          answersLost: Int) async throws -> RefreshRound {
-        let current = try await manager.keyLocks.withLock(key) { try await manager.storedSession(key) }
+        let current = try await manager.keyLocks.withLock(key) { try await manager.logins.read(key) }
         guard let current, current.loginID == session.loginID, current.refreshToken.map({ $0 == usedToken }) ?? false else {
             return .changed(current: current)
         }
@@ -217,14 +217,14 @@ struct RefreshFlight: Sendable {
                        inDoubt: Bool) async throws -> RefreshRound {
         let current: LoginSession?
         do {
-            current = try await manager.storedSession(key)
+            current = try await manager.logins.read(key)
         } catch {
             // The store went away while the provider answered. New tokens may mean the refresh
             // token was rotated: keep them, still under this lease (which fences the write if the
             // login changes meanwhile), and write them once the store is back.
             switch answer {
             case .tokens(let response):
-                await manager.keepUncommitted(session.refreshed(with: response, at: clock.now), held.lease, for: key, error)
+                keepUncommitted(session.refreshed(with: response, at: clock.now), held.lease, error)
                 held.ending = .spent
             case .lost: held.ending = .answerLost
             case .invalidGrant, .transient, .rejected: break
@@ -248,7 +248,7 @@ struct RefreshFlight: Sendable {
         case .rejected(let error, let description):
             guard current != nil else { return .done(.reauthRequired(.noSession)) }
             // Not retried by the background work before the hold-back a failure earns.
-            let failures = await manager.failures(of: key) + 1
+            let failures = manager.records.failures(of: key) + 1
             await postponeDue(held.lease, until: clock.now.addingTimeInterval(
                 configuration.retry.delay(afterFailures: failures, random: manager.random())))
             throw VaultError(.providerRejected,
@@ -267,7 +267,7 @@ struct RefreshFlight: Sendable {
             return round
         }
         guard case .lost(let reason) = answer else {
-            try await manager.wipe(key, event: .reauthRequired)
+            try await manager.logins.wipe(key, event: .reauthRequired)
             held.ending = .spent
             return .done(.reauthRequired(.refreshRejected))
         }
@@ -280,11 +280,11 @@ struct RefreshFlight: Sendable {
     private func applyTokens(_ next: LoginSession, under held: inout HeldLease) async throws -> RefreshRound {
         let written: Bool
         do {
-            written = try await manager.commit(next, for: key, holding: held.lease)
+            written = try await manager.logins.write(next, for: key, holding: held.lease)
         } catch {
             // The provider may have rotated the refresh token: keep the new one in memory and
             // write it, still under this lease, before anything else touches this login.
-            await manager.keepUncommitted(next, held.lease, for: key, error)
+            keepUncommitted(next, held.lease, error)
             held.ending = .spent
             throw error
         }
@@ -294,19 +294,26 @@ struct RefreshFlight: Sendable {
             manager.metrics.fencedCommit()
             // The lease ran out and another manager took the login over (or a sign-in or a
             // logout replaced it): this answer came too late, as one after a logout does.
-            return .changed(current: try await manager.storedSession(key), revocation: try await manager.revocations.discard(next, for: key, sendNow: true))
+            return .changed(current: try await manager.logins.read(key), revocation: try await manager.revocations.discard(next, for: key, sendNow: true))
         }
-        await manager.refreshed(next, for: key)
+        manager.records.refreshed(next, for: key)
         return .done(.refreshed(AccessGrant(next)))
+    }
+
+    /// Keeps refreshed tokens the store could not take, to be written by the next read of the login
+    /// or by the background work (``SessionManager/runDueWork()``), whichever comes first, while the lease lasts.
+    private func keepUncommitted(_ next: LoginSession, _ lease: RefreshLease, _ error: any Error) {
+        manager.records.keepUncommitted(next, lease: lease, for: key)
+        manager.logger.error("refreshed tokens could not be stored; kept in memory until they can be", metadata: ["error": "\(error)"])
     }
 
     /// Records a failed attempt for the background work's hold-back, in the store's due time too
     /// (while `lease` is still the latest), so no manager sharing the store retries sooner; returns `reason`.
     private func holdBack(_ reason: String, lease: RefreshLease) async -> String {
         let now = clock.now
-        let notBefore = await manager.noteFailure(key)
+        let notBefore = manager.records.noteFailure(key)
         await postponeDue(lease, until: notBefore)
-        manager.schedule.changed()
+        manager.records.schedule.changed()
         manager.logger.notice("refresh failed; login kept", metadata: ["retryInSeconds": "\(Int(notBefore.timeIntervalSince(now)))"])
         return reason
     }
@@ -316,7 +323,7 @@ struct RefreshFlight: Sendable {
     private func postponeDue(_ lease: RefreshLease, until date: Date) async {
         do {
             try await store.postponeRefresh(lease, until: date)
-            await manager.noteRefreshDue(date, for: key)
+            manager.records.noteRefreshDue(date, for: key)
         } catch {
             manager.logger.notice("a refresh's hold-back could not be stored", metadata: ["error": "\(error)"])
         }
@@ -327,8 +334,8 @@ struct RefreshFlight: Sendable {
     /// ends it (the wipe with its revocation queued in the same step, which also ends its lease).
     private func endInDoubt(_ session: LoginSession) async throws -> RefreshRound {
         manager.logger.warning("a refresh answer was lost twice and the provider may have rotated the refresh token; the login ends")
-        let revocation = try await manager.wipe(key, event: .reauthRequired, revoking: session)
-        await manager.endedInDoubt(key)
+        let revocation = try await manager.logins.wipe(key, event: .reauthRequired, revoking: session)
+        manager.records.setEndedInDoubt(key, true)
         return .done(.reauthRequired(.rotationInDoubt), revocation: revocation)
     }
 

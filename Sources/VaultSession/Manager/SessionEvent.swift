@@ -35,8 +35,8 @@ public struct SessionEvent: Sendable, Equatable {
 }
 
 /// Where the events of a ``SessionManager`` go: every subscriber's stream, from its subscription
-/// on. A hub of its own, not state of the manager's actor, so a subscriber that goes away leaves
-/// at once (no task to reach the actor) and publishing costs no actor hop.
+/// on. A hub of its own, behind its own lock, so a subscriber that goes away leaves at once (no
+/// task to reach the manager) and publishing waits for nothing else.
 final class SessionEventHub: Sendable {
     private struct Subscriber {
         /// Which events the subscriber asked for; the others are never yielded to it.

@@ -43,7 +43,7 @@ extension SessionManager {
 
     /// The revocation backlog of the store's outbox, with stuck meaning
     /// ``SessionConfiguration/revocationStuckAfter`` failed attempts or more.
-    public nonisolated func revocationBacklog() async throws -> RevocationBacklog {
+    public func revocationBacklog() async throws -> RevocationBacklog {
         try await revocations.backlog()
     }
 }

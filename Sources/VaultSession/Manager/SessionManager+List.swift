@@ -20,9 +20,9 @@ extension SessionManager {
         for item in items {
             guard let key = SessionItems.login(of: item.key) else { continue }
             let stored: LoginSession?
-            do { stored = try await storedSession(key) } catch let error as VaultError where error.code == .integrityFailure { continue }
+            do { stored = try await logins.read(key) } catch let error as VaultError where error.code == .integrityFailure { continue }
             guard let session = stored else { continue }
-            let status = SessionStatus(session, now: clock.now, minValid: configuration.minValid, retryNotBefore: book.retries[key]?.notBefore)
+            let status = SessionStatus(session, now: clock.now, minValid: configuration.minValid, retryNotBefore: records.retryNotBefore(key))
             entries.append(SessionListEntry(service: key.service, account: key.account, status: status))
         }
         return entries.sorted {

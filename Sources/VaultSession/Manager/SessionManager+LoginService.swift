@@ -15,23 +15,23 @@ extension SessionManager: LoginService {
     }
 
     /// A sign-in of this process's user (the daemon passes its caller's uid to ``beginSignIn(_:owner:)``).
-    public nonisolated func beginSignIn(_ request: SignInRequest) async throws -> SignInStart {
+    public func beginSignIn(_ request: SignInRequest) async throws -> SignInStart {
         try await beginSignIn(request, owner: getuid())
     }
 
-    public nonisolated func completeSignIn(_ flowID: String, callbackQuery: SecureBytes) async throws -> SignInResult {
+    public func completeSignIn(_ flowID: String, callbackQuery: SecureBytes) async throws -> SignInResult {
         try await completeSignIn(flowID, callbackQuery: callbackQuery, owner: getuid())
     }
 
     @discardableResult
-    public nonisolated func cancelSignIn(_ flowID: String) async throws -> Bool {
+    public func cancelSignIn(_ flowID: String) async throws -> Bool {
         cancelSignIn(flowID, owner: getuid())
     }
 
     /// ``events()`` of the logins asked for; names compare by bytes, as everywhere (see `ItemKey`).
-    public nonisolated func watch(service: String? = nil, account: String? = nil) async throws -> AsyncThrowingStream<SessionEvent, any Error> {
+    public func watch(service: String? = nil, account: String? = nil) async throws -> AsyncThrowingStream<SessionEvent, any Error> {
         if let service { try ItemKey.checkName(service, what: "service") }
         if let account { try ItemKey.checkName(account, what: "account") }
-        return eventHub.subscribe(service: service, account: account)
+        return records.events.subscribe(service: service, account: account)
     }
 }

@@ -19,7 +19,7 @@ extension SessionManager {
     /// It never waits for the provider while holding the login: a refresh under way is left to
     /// find the login gone, and whatever tokens it brings back are revoked, never stored.
     public func logout(_ key: ItemKey) async throws -> LogoutResult {
-        book.endedInDoubt.remove(key)  // asked to end it: from now on there is simply no login
+        records.setEndedInDoubt(key, false)  // asked to end it: from now on there is simply no login
         let (pending, wasLoggedIn, kind) = try await endLogin(key)
         guard let pending else {
             return LogoutResult(wasLoggedIn: wasLoggedIn, revoked: false, revocationQueued: false,
@@ -33,11 +33,11 @@ extension SessionManager {
     /// same step. Returns the revocation to send, whether a login was there, and its provider kind.
     func endLogin(_ key: ItemKey) async throws -> (PendingRevocation?, Bool, ProviderKind?) {
         try await withKeyLock(key) { () -> (PendingRevocation?, Bool, ProviderKind?) in
-            guard let session = try await storedSession(key) else {
-                forget(key)
+            guard let session = try await logins.read(key) else {
+                records.forget(key)
                 return (nil, false, nil)
             }
-            let pending = try await wipe(key, event: .loggedOut, revoking: session)
+            let pending = try await logins.wipe(key, event: .loggedOut, revoking: session)
             return (pending, true, session.provider.kind)
         }
     }

@@ -10,12 +10,12 @@ import VaultCrypto
 /// verified at sign-in and after every refresh; the login's user id is the verified `sub`.
 extension SessionManager {
     /// Gives the manager what it needs for `oidc` logins; without it they are refused.
-    public nonisolated func useOpenID(_ verifier: any OpenIDVerifier) {
+    public func useOpenID(_ verifier: any OpenIDVerifier) {
         openIDLogins.use(verifier)
     }
 
     /// The provider for `settings`: for `oidc`, its endpoints come from the issuer's discovery document.
-    public nonisolated func provider(for settings: ProviderSettings) async throws -> OAuthProvider {
+    public func provider(for settings: ProviderSettings) async throws -> OAuthProvider {
         try await openIDLogins.resolvedProvider(settings).provider
     }
 

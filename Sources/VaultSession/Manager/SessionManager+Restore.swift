@@ -12,13 +12,13 @@ extension SessionManager {
         try await withKeyLock(key) {
             let now = clock.now
             if session.endReason(at: now) != nil { return .ended }
-            if let stored = try await storedSession(key) {
+            if let stored = try await logins.read(key) {
                 if stored.accessToken == session.accessToken && stored.refreshToken == session.refreshToken { return .same }
                 if !replace { return .kept }
             }
             var restored = session
             restored.loginID = SecureRandomID.make()  // a new login: not one a lease still out could take for its own
-            try await writeNewLogin(restored, for: key)
+            try await logins.writeNew(restored, for: key)
             return .restored
         }
     }

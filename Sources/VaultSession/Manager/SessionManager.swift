@@ -5,7 +5,6 @@ import FoundationEssentials
 import Glibc
 #endif
 import Logging
-import Synchronization
 import VaultCore
 import VaultCrypto
 
@@ -24,8 +23,10 @@ import VaultCrypto
 /// - Only `invalid_grant` (after re-reading the store) or the end of a login's lifetime deletes a
 ///   login; a network failure or a 5xx deletes nothing and holds the background work back with
 ///   jitter. A client asking is never held back beyond ``SessionConfiguration/clientRetryFloor``.
-/// - No lock is held across the network (see `SessionManager+Refresh.swift`): a logout wipes at
-///   once, and a refresh that answers after it is discarded.
+/// - No lock is held across the network (see ``RefreshFlight``): a logout wipes at once, and a
+///   refresh that answers after it is discarded. Changes to one login run under its key lock
+///   (``keyLocks``); what the manager remembers between calls is ``LoginRecords``, one lock with
+///   no I/O under it, so a call runs on its caller's task and never waits for another login's.
 /// - One refresh per login across every manager sharing the store: each request is made under the
 ///   store's refresh lease (``LoginLeases``), and a refresh whose lease was overtaken is discarded.
 /// - Proactive refresh is shared too: each login is written with the time it is due
@@ -38,7 +39,7 @@ import VaultCrypto
 /// Managers share a store's leases only through one ``DueRefreshes``: pass a store that offers them
 /// (PostgreSQL), or one ``LocalLoginLeases`` to every manager in the process. Any other store gets
 /// a lease table of its own, so two managers over a bare store refresh independently.
-public actor SessionManager {
+public final class SessionManager: Sendable {
     /// How the manager refreshes, retries and revokes (``SessionConfiguration``).
     public typealias Configuration = SessionConfiguration
 
@@ -48,7 +49,7 @@ public actor SessionManager {
     /// ``LocalRevocationOutbox`` over ``store``.
     let revocations: RevocationSender
     /// The store's immediate read, for ``autoLoginNow(_:)``.
-    nonisolated let readsNow: (any TokenStoreReadingNow)?
+    let readsNow: (any TokenStoreReadingNow)?
     /// Who this manager is in the store's leases.
     let leaseOwner: String
     /// What a wait for another manager's refresh sleeps on.
@@ -70,22 +71,15 @@ public actor SessionManager {
     /// waits for a slow provider.
     let keyLocks = KeyedLock<ItemKey>()
     /// The refresh under way per login (``RefreshFlight``), joined by every caller.
-    nonisolated let flights = SingleFlight<ItemKey, Result<AutoLoginResult, any Error>>()
-    /// What the manager knows of logins between calls, and when each has something due.
-    var book = LoginBook()
-    /// Refreshed sessions whose store write failed, with the lease they were got under: written
-    /// (fenced by that lease) before anything else touches the login.
-    var uncommitted: [ItemKey: (session: LoginSession, lease: RefreshLease)] = [:] { didSet { hasUncommitted.store(!uncommitted.isEmpty, ordering: .releasing) } }
-    /// Whether ``uncommitted`` holds anything, for ``autoLoginNow(_:)`` (which then leaves the call to the actor).
-    nonisolated let hasUncommitted = Atomic<Bool>(false)
-    /// The subscribers of ``events()``.
-    let eventHub = SessionEventHub()
-    /// Who is told that ``nextWakeUp()`` moved (``observeSchedule(_:)``).
-    nonisolated let schedule = ScheduleSignal()
+    let flights = SingleFlight<ItemKey, Result<AutoLoginResult, any Error>>()
+    /// What the manager knows of logins between calls, and the writes a failed store left in memory.
+    let records: LoginRecords
+    /// Every read and write of a login's record.
+    let logins: StoredLogins
     /// Verifies `oidc` logins (``useOpenID(_:)``), at sign-in and after each refresh.
-    nonisolated let openIDLogins: OpenIDLogins
-    /// The sign-ins begun and not yet completed, run outside the actor.
-    nonisolated let signIns: SignInFlows
+    let openIDLogins: OpenIDLogins
+    /// The sign-ins begun and not yet completed.
+    let signIns: SignInFlows
 
     /// - Parameters:
     ///   - store: where logins live; a store that is not a ``LoginLeases`` gets a ``LocalLoginLeases`` of its own.
@@ -129,14 +123,20 @@ public actor SessionManager {
         let openIDLogins = OpenIDLogins(logger: logger)
         self.openIDLogins = openIDLogins
         self.signIns = SignInFlows(oauth: oauth, clock: clock, sleeper: sleeper, deviceFlow: configuration.deviceFlow, openID: openIDLogins)
-        self.revocations = RevocationSender(
+        let schedule = ScheduleSignal()
+        let revocations = RevocationSender(
             outbox: (store as? any RevocationOutbox) ?? LocalRevocationOutbox(wrapping: leases, clock: clock),
             oauth: oauth, clock: clock, configuration: configuration, random: random, logger: logger, schedule: schedule)
+        self.revocations = revocations
         self.clock = clock
         self.configuration = configuration
         self.random = random
         self.logger = logger
-        self.metrics = SessionMetrics(factory: metrics)
+        let records = LoginRecords(clock: clock, configuration: configuration, random: random, schedule: schedule)
+        self.records = records
+        let sessionMetrics = SessionMetrics(factory: metrics)
+        self.metrics = sessionMetrics
+        self.logins = StoredLogins(store: leases, records: records, revocations: revocations, flights: flights, metrics: sessionMetrics)
     }
 
     // MARK: Sign-in
@@ -163,26 +163,16 @@ public actor SessionManager {
             if let reason = session.endReason(at: now) {
                 throw VaultError.invalidArgument("this login has already ended (\(reason.explanation)); sign in again")
             }
-            try await writeNewLogin(session, for: key)
+            try await logins.writeNew(session, for: key)
             return SessionStatus(session, now: now, minValid: configuration.minValid, retryNotBefore: nil)
         }
-    }
-
-    /// The write of a new login (a sign-in, a restore), under its key lock: it replaces whatever was
-    /// stored or waiting to be written, starts without a hold-back, and watchers see it `saved`.
-    func writeNewLogin(_ session: LoginSession, for key: ItemKey) async throws {
-        uncommitted[key] = nil
-        try await commit(session, for: key)
-        book.succeeded(key)
-        track(session, for: key)
-        publish(.saved, key)
     }
 
     // MARK: Start-up check and refresh
 
     /// Refreshes now, whatever the access token's expiry (still one request for concurrent callers),
     /// and ignores the hold-back after transient failures.
-    public nonisolated func refresh(_ key: ItemKey) async throws -> AutoLoginResult {
+    public func refresh(_ key: ItemKey) async throws -> AutoLoginResult {
         try await sharedFlight(key, asker: .forced, validFor: configuration.minValid)
     }
 
@@ -190,71 +180,10 @@ public actor SessionManager {
 
     /// Everything about the login except its secrets. Throws `.notFound` when there is none.
     public func status(_ key: ItemKey) async throws -> SessionStatus {
-        guard let session = try await storedSession(key) else {
+        guard let session = try await logins.read(key) else {
             throw VaultError(.notFound, "no login is stored for service \(key.service.debugDescription), account \(key.account.debugDescription); sign in")
         }
-        return SessionStatus(session, now: clock.now, minValid: configuration.minValid, retryNotBefore: book.retries[key]?.notBefore)
-    }
-
-    // MARK: Storage
-
-    /// The stored login, after writing any refreshed tokens a failed write left in memory.
-    func storedSession(_ key: ItemKey) async throws -> LoginSession? {
-        if let pending = uncommitted[key] {
-            let written = try await commit(pending.session, for: key, holding: pending.lease)
-            uncommitted[key] = nil
-            if !written {
-                metrics.fencedCommit()
-                // Sent by the background work: this read may be under the login's lock.
-                _ = try await revocations.discard(pending.session, for: key, sendNow: false)
-            }
-        }
-        do {
-            let item = try await store.retrieve(try SessionItems.item(for: key))
-            return try LoginSession(sealedRecord: item.secret)
-        } catch let error as VaultError where error.code == .notFound {
-            return nil
-        }
-    }
-
-    /// Writes the login as one item, expiring when the login ends and due for its proactive refresh
-    /// (``refreshDue(_:)``): a sign-in as it is, a refresh only while `lease` is still the login's
-    /// latest. Returns false when the lease was overtaken (nothing was written).
-    @discardableResult
-    func commit(_ session: LoginSession, for key: ItemKey, holding lease: RefreshLease? = nil) async throws -> Bool {
-        let due = refreshDue(session)
-        let options = try StoreOptions(label: "sortedvault login", expiresAt: session.endsAt, refreshDueAt: due)
-        let item = try SessionItems.item(for: key)
-        if let lease {
-            guard try await store.store(session.sealedRecord(), for: item, options: options, holding: lease) else { return false }
-        } else {
-            try await store.store(session.sealedRecord(), for: item, options: options)
-        }
-        noteRefreshDue(due, for: key)
-        return true
-    }
-
-    /// Deletes the login's item and tells the watchers. With `revoking`, the revocation of that
-    /// session's tokens is queued in the outbox in the same step as the delete, and returned for
-    /// the caller to send once it no longer holds the login's lock.
-    @discardableResult
-    func wipe(_ key: ItemKey, event: SessionEvent.Kind, revoking session: LoginSession? = nil) async throws -> PendingRevocation? {
-        uncommitted[key] = nil
-        // A refresh still out for this login will find it gone and discard its answer; callers
-        // from now on start afresh instead of waiting for it.
-        flights.forget(key)
-        var pending: PendingRevocation?
-        if let session {
-            pending = try await revocations.enqueue(of: session, for: key, wiping: true, sendNow: true)
-        }
-        if pending == nil {
-            do {
-                try await store.delete(try SessionItems.item(for: key))
-            } catch let error as VaultError where error.code == .notFound {}
-        }
-        forget(key)
-        publish(event, key)
-        return pending
+        return SessionStatus(session, now: clock.now, minValid: configuration.minValid, retryNotBefore: records.retryNotBefore(key))
     }
 
     // MARK: Key locks

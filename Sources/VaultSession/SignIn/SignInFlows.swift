@@ -6,7 +6,7 @@ import Glibc
 import VaultCore
 import VaultCrypto
 
-/// The sign-ins a ``SessionManager`` runs, out of its actor: authorization code with PKCE (RFC 6749
+/// The sign-ins a ``SessionManager`` runs: authorization code with PKCE (RFC 6749
 /// §4.1 and RFC 7636; here), device (RFC 8628; `SignInFlows+Device.swift`) and password
 /// (`SignInFlows+Password.swift`). The caller opens the URL ``begin(_:owner:program:)`` answers and
 /// hands back the redirect's query to ``complete(_:callbackQuery:owner:)``; what a sign-in ends

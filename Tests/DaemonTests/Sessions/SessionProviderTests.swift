@@ -140,7 +140,7 @@ extension DaemonSuite {
         @Test func invalidGrantMeansSignInAgainAndTheLoginIsWiped() async throws {
             let world = try await World()
             try await world.signIn()
-            let events = await world.sessions.events()
+            let events = world.sessions.events()
             try await world.provider.control("/test/revoke-all")
             world.clock.advance(by: 3600)
 
@@ -194,7 +194,7 @@ extension DaemonSuite {
             #expect(result == LogoutResult(wasLoggedIn: true, revoked: false, revocationQueued: true))
             #expect(try await world.stored() == nil)
             #expect(try world.storage.count() == 1, "the queued revocation is the only record left")
-            let wake = try #require(await world.sessions.nextWakeUp())
+            let wake = try #require(world.sessions.nextWakeUp())
 
             try world.provider.start()
             #expect(try await world.provider.isActive(access), "revoked before the provider was reached?")
