@@ -215,4 +215,19 @@ struct NoExpiryStore: TokenStore {
         #expect(wakeUps.value == woken)
         #expect(try #require(sessions.nextWakeUp()) > h.start.addingTimeInterval(3600))
     }
+
+    /// An app asks "am I still logged in?" before its user ever signed in, often: a login that is
+    /// not there moves no wake-up, so the asking must not wake the background work.
+    @Test func askingForALoginThatIsNotThereWakesNothing() async throws {
+        let h = try SessionHarness([])
+        let wakeUps = Tally()
+        h.sessions.observeSchedule { _ = wakeUps.add() }
+        for _ in 0..<5 {
+            let answer = try await h.sessions.autoLogin(h.key)
+            guard case .reauthRequired(.noSession) = answer else { Issue.record("got \(answer)"); return }
+            _ = try await h.sessions.logout(h.key)
+        }
+        #expect(wakeUps.value == 0)
+        #expect(h.sessions.nextWakeUp() == nil)
+    }
 }

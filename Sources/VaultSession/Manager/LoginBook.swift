@@ -70,11 +70,14 @@ struct LoginBook {
         return previous.map { due < $0 } ?? true
     }
 
-    /// Forgets all but `endedInDoubt` of a login that is gone.
-    mutating func forget(_ key: ItemKey) {
-        tracked[key] = nil
+    /// Forgets all but `endedInDoubt` of a login that is gone; true when the schedule changed (the
+    /// book had its end or its due time). A login the book never had changes nothing: asking for
+    /// one that is not there must not wake the driver for a round of queries.
+    @discardableResult
+    mutating func forget(_ key: ItemKey) -> Bool {
         retries[key] = nil
-        refreshDueWritten[key] = nil
+        let hadEnd = tracked.removeValue(forKey: key) != nil
+        return refreshDueWritten.removeValue(forKey: key) != nil || hadEnd
     }
 
     /// A login signed in, restored or refreshed: no hold-back any more.

@@ -71,8 +71,7 @@ final class LoginRecords: Sendable {
 
     /// Forgets all but the doubt of a login that is gone, and with `event`, tells its watchers why.
     func forget(_ key: ItemKey, event: SessionEvent.Kind? = nil) {
-        state.withLock { $0.book.forget(key) }
-        schedule.changed()
+        if state.withLock({ $0.book.forget(key) }) { schedule.changed() }
         if let event { publish(event, key) }
     }
 
@@ -80,12 +79,13 @@ final class LoginRecords: Sendable {
     /// purged at its end is told to watchers as `expired`; one this manager ended in doubt stays in
     /// doubt (``LoginBook/endedInDoubt``) until signed in again or logged out.
     func gone(_ key: ItemKey) -> ReauthReason {
-        let (ended, reason) = state.withLock { state -> (Bool, ReauthReason) in
-            defer { state.book.forget(key) }
-            if let known = state.book.tracked[key], let endsAt = known.endsAt, clock.now >= endsAt { return (true, known.endReason) }
-            return (false, state.book.endedInDoubt.contains(key) ? .rotationInDoubt : .noSession)
+        let (ended, reason, moved) = state.withLock { state -> (Bool, ReauthReason, Bool) in
+            let known = state.book.tracked[key]
+            let moved = state.book.forget(key)
+            if let known, let endsAt = known.endsAt, clock.now >= endsAt { return (true, known.endReason, moved) }
+            return (false, state.book.endedInDoubt.contains(key) ? .rotationInDoubt : .noSession, moved)
         }
-        schedule.changed()
+        if moved { schedule.changed() }
         if ended { publish(.expired, key) }
         return reason
     }
