@@ -5,15 +5,14 @@ import Testing
 /// The signal that wakes the daemon's session driver is raised on every change of the schedule (a
 /// login tracked, forgotten or refreshed): for the daemon's whole life, each raise must cost what
 /// the first did.
-@Suite struct ScheduleSignalTests {
+@Suite(.timeLimit(.minutes(1))) struct ScheduleSignalTests {
     final class Calls: Sendable {
         let count = Atomic<Int>(0)
     }
 
     /// A raise that walked every earlier raise (the closure kept bare in the lock grew two thunks
-    /// per raise) takes minutes for these 100,000 and hits the limit; each raise here is one call.
-    @Test(.timeLimit(.minutes(1)))
-    func theObserverIsCalledOncePerRaiseAtTheSameCostHoweverManyCameBefore() async {
+    /// per raise) takes minutes for these 100,000 and hits the suite's limit; each raise here is one call.
+    @Test func theObserverIsCalledOncePerRaiseAtTheSameCostHoweverManyCameBefore() async {
         let signal = ScheduleSignal()
         let calls = Calls()
         signal.observe { calls.count.add(1, ordering: .relaxed) }
