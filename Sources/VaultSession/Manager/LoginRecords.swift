@@ -79,10 +79,11 @@ final class LoginRecords: Sendable {
     /// purged at its end is told to watchers as `expired`; one this manager ended in doubt stays in
     /// doubt (``LoginBook/endedInDoubt``) until signed in again or logged out.
     func gone(_ key: ItemKey) -> ReauthReason {
+        let now = clock.now  // read before the lock: a clock may read a file
         let (ended, reason, moved) = state.withLock { state -> (Bool, ReauthReason, Bool) in
             let known = state.book.tracked[key]
             let moved = state.book.forget(key)
-            if let known, let endsAt = known.endsAt, clock.now >= endsAt { return (true, known.endReason, moved) }
+            if let known, let endsAt = known.endsAt, now >= endsAt { return (true, known.endReason, moved) }
             return (false, state.book.endedInDoubt.contains(key) ? .rotationInDoubt : .noSession, moved)
         }
         if moved { schedule.changed() }
